@@ -1,0 +1,120 @@
+/* Sharded tensors: device meshes, sharding specs (three notations), dtypes, layouts, tiles. */
+#ifndef MESHCAST_LAYOUT_H
+#define MESHCAST_LAYOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "meshcast/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MC_MAX_NDIM 8 /* most mesh axes and most tensor dimensions */
+
+typedef enum {
+    MC_DTYPE_F64,
+    MC_DTYPE_F32,
+    MC_DTYPE_F16,
+    MC_DTYPE_BF16,
+    MC_DTYPE_I64,
+    MC_DTYPE_I32,
+    MC_DTYPE_I16,
+    MC_DTYPE_I8,
+    MC_DTYPE_U8,
+    MC_DTYPE_BOOL,
+    MC_DTYPE_COUNT
+} mc_dtype_t;
+
+/* "f32", "bf16", "i32", "bool", ... Also accepts "float32", "int32", "bfloat16". */
+mc_status_t mc_dtype_parse(const char *name, mc_dtype_t *out);
+const char *mc_dtype_name(mc_dtype_t dtype); /* NULL for an invalid value */
+size_t mc_dtype_size(mc_dtype_t dtype);      /* bytes per element; 0 for an invalid value */
+
+/* ---- Device mesh: an N-d array of distinct device ids with optional axis names. ---- */
+typedef struct mc_mesh mc_mesh_t;
+
+/* shape: ndim positive sizes. device_ids: row-major, mesh size entries, distinct and >= 0;
+ * NULL means first_device.. consecutively, see mc_mesh_create_range. axis_names: ndim
+ * distinct identifiers or NULL for the defaults "x", "y", "z", "w", "v", "u", "t", "s". */
+mc_status_t mc_mesh_create(int ndim, const int64_t *shape, const int64_t *device_ids,
+                           const char *const *axis_names, mc_mesh_t **out);
+/* Convenience: shape text "2x4" and device list text "0-3,8-11" (NULL: first_device..). */
+mc_status_t mc_mesh_parse(const char *shape_text, const char *devices_text, int64_t first_device,
+                          mc_mesh_t **out);
+mc_status_t mc_mesh_copy(const mc_mesh_t *mesh, mc_mesh_t **out);
+void mc_mesh_destroy(mc_mesh_t *mesh);
+
+int mc_mesh_ndim(const mc_mesh_t *mesh);
+int64_t mc_mesh_axis_size(const mc_mesh_t *mesh, int axis);
+int64_t mc_mesh_size(const mc_mesh_t *mesh);                     /* number of devices */
+int64_t mc_mesh_device(const mc_mesh_t *mesh, int64_t index);     /* row-major index -> id */
+const char *mc_mesh_axis_name(const mc_mesh_t *mesh, int axis);
+/* Row-major index of a device id in the mesh, or -1 if the device is not in it. */
+int64_t mc_mesh_find(const mc_mesh_t *mesh, int64_t device_id);
+
+/* ---- Sharding spec: per tensor dim, the ordered mesh axes it is split over. ---- */
+typedef struct mc_spec mc_spec_t;
+
+typedef enum {
+    MC_NOTATION_ALPA,    /* S0R, RS01, S1S0R */
+    MC_NOTATION_DTENSOR, /* [Shard(0), Replicate()]  one entry per mesh axis */
+    MC_NOTATION_JAX      /* P('x', None), P(('x','y'), None) */
+} mc_notation_t;
+
+/* Parses any of the three notations (detected from the text) for a tensor of tensor_ndim
+ * dims on mesh. Errors name the problem: malformed text, axis out of range or used twice,
+ * rank mismatch, unknown axis name. */
+mc_status_t mc_spec_parse(const char *text, const mc_mesh_t *mesh, int tensor_ndim,
+                          mc_spec_t **out);
+/* naxes[d] mesh axes for tensor dim d, listed outer first in axes (concatenated). */
+mc_status_t mc_spec_create(int tensor_ndim, const int *naxes, const int *axes, const mc_mesh_t *mesh,
+                           mc_spec_t **out);
+mc_status_t mc_spec_copy(const mc_spec_t *spec, mc_spec_t **out);
+void mc_spec_destroy(mc_spec_t *spec);
+
+int mc_spec_tensor_ndim(const mc_spec_t *spec);
+int mc_spec_mesh_ndim(const mc_spec_t *spec);
+/* Number of mesh axes sharding tensor dim d, and the k-th of them (outer first). */
+int mc_spec_dim_naxes(const mc_spec_t *spec, int d);
+int mc_spec_dim_axis(const mc_spec_t *spec, int d, int k);
+
+/* Writes the spec in a notation (NUL-terminated). MC_ERR_UNSUPPORTED when the notation
+ * cannot express it (DTensor needs increasing axis order per dim); MC_ERR_OVERFLOW when
+ * len is too small. JAX names come from mesh (NULL: default names). */
+mc_status_t mc_spec_format(const mc_spec_t *spec, const mc_mesh_t *mesh, mc_notation_t notation,
+                           char *buf, size_t len);
+
+/* ---- Layout: shape + dtype + mesh + spec. Uneven shards follow torch.chunk. ---- */
+typedef struct mc_layout mc_layout_t;
+
+typedef struct {
+    int64_t lo[MC_MAX_NDIM]; /* inclusive */
+    int64_t hi[MC_MAX_NDIM]; /* exclusive; lo == hi means empty */
+} mc_box_t;
+
+/* Copies mesh and spec. Sizes must be positive and the element count must fit in int64
+ * bytes; the spec must match ndim and the mesh's rank. */
+mc_status_t mc_layout_create(int ndim, const int64_t *shape, mc_dtype_t dtype, const mc_mesh_t *mesh,
+                             const mc_spec_t *spec, mc_layout_t **out);
+mc_status_t mc_layout_copy(const mc_layout_t *layout, mc_layout_t **out);
+void mc_layout_destroy(mc_layout_t *layout);
+
+int mc_layout_ndim(const mc_layout_t *layout);
+int64_t mc_layout_dim(const mc_layout_t *layout, int d);
+mc_dtype_t mc_layout_dtype(const mc_layout_t *layout);
+const mc_mesh_t *mc_layout_mesh(const mc_layout_t *layout);
+const mc_spec_t *mc_layout_spec(const mc_layout_t *layout);
+int64_t mc_layout_bytes(const mc_layout_t *layout); /* whole tensor */
+
+/* The box of the tensor that a device of the mesh holds (may be empty). */
+mc_status_t mc_layout_tile(const mc_layout_t *layout, int64_t device_id, mc_box_t *out);
+
+/* Shard [lo, hi) of a dimension of size n cut into k parts, torch.chunk style:
+ * part size ceil(n/k); trailing parts may be short or empty. */
+void mc_chunk_range(int64_t n, int64_t k, int64_t index, int64_t *lo, int64_t *hi);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

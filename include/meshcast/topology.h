@@ -1,0 +1,61 @@
+/* Cluster descriptions: hosts, devices per host, link classes, NICs. */
+#ifndef MESHCAST_TOPOLOGY_H
+#define MESHCAST_TOPOLOGY_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include "meshcast/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct mc_topology mc_topology_t;
+
+/* Link classes of the cost model. */
+typedef enum {
+    MC_LINK_COPY,  /* within one device (source and destination buffer on the same device) */
+    MC_LINK_INTRA, /* device to device inside a host, per device port and direction */
+    MC_LINK_NIC    /* host to host, per host NIC and direction */
+} mc_link_class_t;
+
+typedef struct {
+    double bandwidth; /* bytes per second, per port and direction */
+    double latency;   /* seconds per message */
+} mc_link_t;
+
+/* Loads a built-in profile by name ("p3.8xlarge", "dgx-a100", "dgx-h100", "cpu-testbed")
+ * or a .topo file by path (any argument containing '/' or ending in ".topo"). */
+mc_status_t mc_topology_load(const char *name_or_path, mc_topology_t **out);
+/* Parses .topo text (docs/topology.md); origin names the text in error messages. */
+mc_status_t mc_topology_parse(const char *text, const char *origin, mc_topology_t **out);
+/* The local machine as one host, from hwloc (packages, NUMA nodes, GPUs, NICs). */
+mc_status_t mc_topology_discover(mc_topology_t **out);
+mc_status_t mc_topology_copy(const mc_topology_t *topo, mc_topology_t **out);
+void mc_topology_destroy(mc_topology_t *topo);
+
+/* Writes the topology as .topo text (parseable by mc_topology_parse). */
+mc_status_t mc_topology_write(const mc_topology_t *topo, FILE *out);
+/* Writes a hwloc discovery report (more detail than the .topo text). */
+mc_status_t mc_topology_write_discovery(FILE *out);
+
+const char *mc_topology_name(const mc_topology_t *topo);
+int64_t mc_topology_hosts(const mc_topology_t *topo);
+int64_t mc_topology_devices_per_host(const mc_topology_t *topo);
+int64_t mc_topology_devices(const mc_topology_t *topo); /* hosts * devices_per_host */
+mc_status_t mc_topology_set_hosts(mc_topology_t *topo, int64_t hosts);
+/* Host of a device id (d / devices_per_host), -1 if out of range. */
+int64_t mc_topology_host_of(const mc_topology_t *topo, int64_t device_id);
+mc_link_t mc_topology_link(const mc_topology_t *topo, mc_link_class_t cls);
+/* Aggregate NIC rate of one host (all its NICs) in each direction, bytes/s. */
+double mc_topology_nic_in(const mc_topology_t *topo);
+double mc_topology_nic_out(const mc_topology_t *topo);
+int mc_topology_nics_per_host(const mc_topology_t *topo);
+
+/* Names of the built-in profiles, NULL-terminated. */
+const char *const *mc_topology_builtin_names(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

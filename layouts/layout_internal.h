@@ -1,0 +1,35 @@
+/* Layout structures, visible to the library's own modules (not to users). */
+#ifndef MC_LAYOUT_INTERNAL_H
+#define MC_LAYOUT_INTERNAL_H
+
+#include "meshcast/layout.h"
+
+struct mc_mesh {
+    int ndim;
+    int64_t shape[MC_MAX_NDIM];
+    int64_t size;
+    int64_t *devices;                 /* row-major, size entries */
+    char names[MC_MAX_NDIM][32];      /* axis names */
+};
+
+struct mc_spec {
+    int tensor_ndim;
+    int mesh_ndim;
+    int naxes[MC_MAX_NDIM];           /* per tensor dim */
+    int axes[MC_MAX_NDIM][MC_MAX_NDIM]; /* outer first */
+};
+
+struct mc_layout {
+    int ndim;
+    int64_t shape[MC_MAX_NDIM];
+    mc_dtype_t dtype;
+    mc_mesh_t *mesh;
+    mc_spec_t *spec;
+};
+
+/* Number of shards along tensor dim d (product of its mesh axes' sizes). */
+int64_t mc_layout_shards(const mc_layout_t *layout, int d);
+/* Shard index along tensor dim d of the device at row-major mesh index. */
+int64_t mc_layout_shard_index(const mc_layout_t *layout, int d, int64_t mesh_index);
+
+#endif

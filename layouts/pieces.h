@@ -1,0 +1,33 @@
+/* Pieces: the tensor cut into maximal boxes, each with one holder set and one needer set. */
+#ifndef MC_PIECES_H
+#define MC_PIECES_H
+
+#include "meshcast/layout.h"
+
+typedef struct {
+    mc_box_t box;
+    int64_t bytes;
+    int nholders;      /* source devices whose tile contains the box */
+    int nneeders;      /* destination devices that want it and do not hold it */
+    int nself;         /* destination devices that also hold it (a local copy suffices) */
+    int64_t *holders;  /* ascending device ids */
+    int64_t *needers;  /* ascending device ids */
+    int64_t *self;     /* ascending device ids */
+} mc_piece_t;
+
+typedef struct {
+    int ndim;
+    int64_t shape[MC_MAX_NDIM];
+    int64_t elem_size;
+    int64_t npieces;
+    mc_piece_t *pieces; /* every box that some destination device wants, in row-major
+                           order of their lower corners; boxes partition those elements */
+    int64_t *ids;       /* storage behind the holder/needer/self arrays */
+} mc_pieces_t;
+
+/* src and dst must have equal shape and dtype (error otherwise). Pieces nobody needs and
+ * nobody copies locally are left out. */
+mc_status_t mc_pieces_compute(const mc_layout_t *src, const mc_layout_t *dst, mc_pieces_t **out);
+void mc_pieces_destroy(mc_pieces_t *pieces);
+
+#endif

@@ -1,0 +1,128 @@
+/* Small helpers: checked allocation, clock, number and id-list parsing. */
+#define _POSIX_C_SOURCE 200809L
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "util.h"
+
+void *mc_calloc(size_t n, size_t size)
+{
+    void *p = calloc(n ? n : 1, size ? size : 1);
+    if (!p)
+        mc_error(MC_ERR_NOMEM, "out of memory allocating %zu x %zu bytes", n, size);
+    return p;
+}
+
+char *mc_strdup(const char *s)
+{
+    char *p = strdup(s);
+    if (!p)
+        mc_error(MC_ERR_NOMEM, "out of memory copying a string");
+    return p;
+}
+
+double mc_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static mc_status_t parse_i64(const char **p, const char *text, const char *what, int64_t *out)
+{
+    if (!isdigit((unsigned char)**p))
+        return mc_error(MC_ERR_INVALID, "%s '%s': expected a non-negative integer", what, text);
+    errno = 0;
+    char *end;
+    long long v = strtoll(*p, &end, 10);
+    if (errno == ERANGE)
+        return mc_error(MC_ERR_OVERFLOW, "%s '%s': number too large", what, text);
+    *p = end;
+    *out = v;
+    return MC_OK;
+}
+
+mc_status_t mc_parse_size(const char *text, const char *what, int64_t *out)
+{
+    const char *p = text;
+    int64_t v, scale = 1;
+    while (*p == ' ')
+        p++;
+    if (*p == '-')
+        return mc_error(MC_ERR_INVALID, "%s '%s': must not be negative", what, text);
+    mc_status_t s = parse_i64(&p, text, what, &v);
+    if (s)
+        return s;
+    switch (toupper((unsigned char)*p)) {
+    case 'K': scale = 1 << 10; p++; break;
+    case 'M': scale = 1 << 20; p++; break;
+    case 'G': scale = 1 << 30; p++; break;
+    default: break;
+    }
+    if (*p == 'i' || *p == 'I')
+        p++;
+    if (*p == 'B' || *p == 'b')
+        p++;
+    if (*p)
+        return mc_error(MC_ERR_INVALID, "%s '%s': unexpected '%s'", what, text, p);
+    if (mc_mul_i64(v, scale, out))
+        return mc_error(MC_ERR_OVERFLOW, "%s '%s': number too large", what, text);
+    return MC_OK;
+}
+
+mc_status_t mc_parse_id_list(const char *text, const char *what, int64_t **out, int64_t *count)
+{
+    int64_t n = 0, cap = 16;
+    int64_t *ids = mc_calloc((size_t)cap, sizeof *ids);
+    if (!ids)
+        return MC_ERR_NOMEM;
+    const char *p = text;
+    mc_status_t s = MC_OK;
+    for (;;) {
+        int64_t a, b;
+        if ((s = parse_i64(&p, text, what, &a)))
+            goto err;
+        b = a;
+        if (*p == '-') {
+            p++;
+            if ((s = parse_i64(&p, text, what, &b)))
+                goto err;
+            if (b < a) {
+                s = mc_error(MC_ERR_INVALID, "%s '%s': range %lld-%lld is reversed", what, text,
+                             (long long)a, (long long)b);
+                goto err;
+            }
+            if (b - a > (int64_t)1 << 24) {
+                s = mc_error(MC_ERR_OVERFLOW, "%s '%s': range too large", what, text);
+                goto err;
+            }
+        }
+        for (int64_t v = a; v <= b; v++) {
+            if (n == cap) {
+                int64_t *grown = realloc(ids, (size_t)(cap * 2) * sizeof *ids);
+                if (!grown) {
+                    s = mc_error(MC_ERR_NOMEM, "out of memory parsing %s", what);
+                    goto err;
+                }
+                ids = grown;
+                cap *= 2;
+            }
+            ids[n++] = v;
+        }
+        if (*p == '\0')
+            break;
+        if (*p != ',') {
+            s = mc_error(MC_ERR_INVALID, "%s '%s': unexpected '%c'", what, text, *p);
+            goto err;
+        }
+        p++;
+    }
+    *out = ids;
+    *count = n;
+    return MC_OK;
+err:
+    free(ids);
+    return s;
+}

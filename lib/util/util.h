@@ -1,0 +1,40 @@
+/* Internal helpers shared by every module: error reporting, checked arithmetic, timing. */
+#ifndef MC_UTIL_H
+#define MC_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "meshcast/status.h"
+
+/* Records a formatted message as the thread's last error and returns status. */
+mc_status_t mc_error(mc_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Prefixes the current last error with "context: " and returns status unchanged. */
+mc_status_t mc_error_context(mc_status_t status, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void mc_error_clear(void);
+
+/* a * b and a + b with overflow detection; return 0 on success, 1 on overflow. */
+static inline int mc_mul_i64(int64_t a, int64_t b, int64_t *out)
+{
+    return __builtin_mul_overflow(a, b, out);
+}
+static inline int mc_add_i64(int64_t a, int64_t b, int64_t *out)
+{
+    return __builtin_add_overflow(a, b, out);
+}
+
+/* calloc that sets MC_ERR_NOMEM as the last error on failure (n*size overflow checked). */
+void *mc_calloc(size_t n, size_t size);
+char *mc_strdup(const char *s);
+
+/* Monotonic wall clock in seconds. */
+double mc_now(void);
+
+/* Parses a non-negative integer with optional K/M/G (powers of 1024) suffix. */
+mc_status_t mc_parse_size(const char *text, const char *what, int64_t *out);
+
+/* Parses "a-b,c,d-e" into ascending-order-preserving ids; *out is malloc'd. */
+mc_status_t mc_parse_id_list(const char *text, const char *what, int64_t **out, int64_t *count);
+
+#endif
