@@ -8,14 +8,14 @@ struct mc_mesh {
     int ndim;
     int64_t shape[MC_MAX_NDIM];
     int64_t size;
-    int64_t *devices;                 /* row-major, size entries */
-    char names[MC_MAX_NDIM][32];      /* axis names */
+    int64_t *devices;            /* row-major, size entries */
+    char names[MC_MAX_NDIM][32]; /* axis names */
 };
 
 struct mc_spec {
     int tensor_ndim;
     int mesh_ndim;
-    int naxes[MC_MAX_NDIM];           /* per tensor dim */
+    int naxes[MC_MAX_NDIM];             /* per tensor dim */
     int axes[MC_MAX_NDIM][MC_MAX_NDIM]; /* outer first */
 };
 
@@ -26,6 +26,10 @@ struct mc_layout {
     mc_mesh_t *mesh;
     mc_spec_t *spec;
 };
+
+/* Checks a filled spec against a mesh rank (axes in range, each used once, ranks in range).
+ * label names the spec in messages, e.g. "spec 'S0R'". */
+mc_status_t mc_spec_validate(const mc_spec_t *spec, const char *label);
 
 /* Number of shards along tensor dim d (product of its mesh axes' sizes). */
 int64_t mc_layout_shards(const mc_layout_t *layout, int d);

@@ -7,12 +7,12 @@
 typedef struct {
     mc_box_t box;
     int64_t bytes;
-    int nholders;      /* source devices whose tile contains the box */
-    int nneeders;      /* destination devices that want it and do not hold it */
-    int nself;         /* destination devices that also hold it (a local copy suffices) */
-    int64_t *holders;  /* ascending device ids */
-    int64_t *needers;  /* ascending device ids */
-    int64_t *self;     /* ascending device ids */
+    int nholders;     /* source devices whose tile contains the box */
+    int nneeders;     /* destination devices that want it and do not hold it */
+    int nself;        /* destination devices that also hold it (a local copy suffices) */
+    int64_t *holders; /* ascending device ids */
+    int64_t *needers; /* ascending device ids */
+    int64_t *self;    /* ascending device ids */
 } mc_piece_t;
 
 typedef struct {

@@ -1,0 +1,240 @@
+/* Pieces: the tensor cut into boxes with one holder set and one needer set each.
+ *
+ * Per dimension the shard boundaries of src and dst cut [0, n) into segments, each inside
+ * exactly one src shard and one dst shard. A cell (product of segments) is therefore held by
+ * exactly the src devices whose shard-index tuple matches, and needed by the dst devices
+ * whose tuple matches. Devices are grouped by tuple (mixed-radix index), so each cell costs
+ * O(ndim + group sizes). Every tuple has at least one device, so cells adjacent along a dim
+ * (different src or dst shard there) never have the same device sets: cells are maximal. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "layout_internal.h"
+#include "pieces.h"
+#include "util/util.h"
+
+typedef struct {
+    int64_t lo, hi;
+    int64_t src_shard, dst_shard;
+} segment_t;
+
+/* Device ids grouped by shard-index tuple, each group ascending. */
+typedef struct {
+    int64_t ngroups;
+    int64_t group_size; /* every group has the same size: mesh size / ngroups */
+    int64_t stride[MC_MAX_NDIM];
+    int64_t *ids; /* ngroups * group_size */
+} groups_t;
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static mc_status_t group_devices(const mc_layout_t *l, groups_t *g)
+{
+    const mc_mesh_t *m = l->mesh;
+    int64_t shards[MC_MAX_NDIM];
+    g->ngroups = 1;
+    for (int d = l->ndim - 1; d >= 0; d--) {
+        shards[d] = mc_layout_shards(l, d);
+        g->stride[d] = g->ngroups;
+        g->ngroups *= shards[d]; /* distinct axes: product <= mesh size */
+    }
+    g->group_size = m->size / g->ngroups;
+    g->ids = mc_calloc((size_t)m->size, sizeof *g->ids);
+    int64_t *fill = mc_calloc((size_t)g->ngroups, sizeof *fill);
+    if (!g->ids || !fill) {
+        free(g->ids);
+        free(fill);
+        g->ids = NULL;
+        return MC_ERR_NOMEM;
+    }
+    for (int64_t i = 0; i < m->size; i++) {
+        int64_t t = 0;
+        for (int d = 0; d < l->ndim; d++)
+            t += mc_layout_shard_index(l, d, i) * g->stride[d];
+        g->ids[t * g->group_size + fill[t]++] = m->devices[i];
+    }
+    for (int64_t t = 0; t < g->ngroups; t++)
+        qsort(g->ids + t * g->group_size, (size_t)g->group_size, sizeof *g->ids, cmp_i64);
+    free(fill);
+    return MC_OK;
+}
+
+/* Segments of dim d: merge the two arithmetic sequences of chunk starts. */
+static mc_status_t dim_segments(int64_t n, int64_t ks, int64_t kd, segment_t **out, int64_t *count)
+{
+    int64_t cs = n / ks + (n % ks != 0), cd = n / kd + (n % kd != 0);
+    int64_t max = (ks < n ? ks : n) + (kd < n ? kd : n);
+    segment_t *seg = mc_calloc((size_t)max, sizeof *seg);
+    if (!seg)
+        return MC_ERR_NOMEM;
+    int64_t nseg = 0, x = 0;
+    while (x < n) {
+        int64_t s = x / cs, t = x / cd;
+        /* Next boundary: end of the current src chunk or dst chunk, whichever is first. */
+        int64_t end_s = n - s * cs <= cs ? n : (s + 1) * cs;
+        int64_t end_d = n - t * cd <= cd ? n : (t + 1) * cd;
+        int64_t end = end_s < end_d ? end_s : end_d;
+        seg[nseg++] = (segment_t){x, end, s, t};
+        x = end;
+    }
+    *out = seg;
+    *count = nseg;
+    return MC_OK;
+}
+
+static void format_shape(const mc_layout_t *l, char *buf, size_t len)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (int d = 0; d < l->ndim && used < len; d++)
+        used += (size_t)snprintf(buf + used, len - used, "%s%lld", d ? "," : "[",
+                                 (long long)l->shape[d]);
+    if (used < len)
+        snprintf(buf + used, len - used, "]");
+}
+
+mc_status_t mc_pieces_compute(const mc_layout_t *src, const mc_layout_t *dst, mc_pieces_t **out)
+{
+    if (!src || !dst || !out)
+        return mc_error(MC_ERR_INVALID, "pieces: NULL argument");
+    int same = src->ndim == dst->ndim;
+    for (int d = 0; same && d < src->ndim; d++)
+        same = src->shape[d] == dst->shape[d];
+    if (!same) {
+        char a[160], b[160];
+        format_shape(src, a, sizeof a);
+        format_shape(dst, b, sizeof b);
+        return mc_error(MC_ERR_INVALID, "pieces: src shape %s differs from dst shape %s", a, b);
+    }
+    if (src->dtype != dst->dtype)
+        return mc_error(MC_ERR_INVALID, "pieces: src dtype %s differs from dst dtype %s",
+                        mc_dtype_name(src->dtype), mc_dtype_name(dst->dtype));
+
+    const int nd = src->ndim;
+    const int64_t esize = (int64_t)mc_dtype_size(src->dtype);
+    mc_status_t s = MC_OK;
+    segment_t *seg[MC_MAX_NDIM] = {0};
+    int64_t nseg[MC_MAX_NDIM];
+    groups_t gs = {0}, gd = {0};
+    mc_pieces_t *p = NULL;
+    int64_t ncells = 1, per_cell, nids;
+
+    for (int d = 0; d < nd; d++) {
+        if ((s = dim_segments(src->shape[d], mc_layout_shards(src, d), mc_layout_shards(dst, d),
+                              &seg[d], &nseg[d])))
+            goto err_segments;
+        if (mc_mul_i64(ncells, nseg[d], &ncells)) {
+            s = mc_error(MC_ERR_OVERFLOW, "pieces: too many pieces");
+            goto err_segments;
+        }
+    }
+    if ((s = group_devices(src, &gs)) || (s = group_devices(dst, &gd)))
+        goto err_groups;
+    /* Each cell stores its holders plus its dst group split into needers and self. */
+    if (mc_add_i64(gs.group_size, gd.group_size, &per_cell) ||
+        mc_mul_i64(ncells, per_cell, &nids) || (uint64_t)nids > SIZE_MAX / sizeof(int64_t) ||
+        (uint64_t)ncells > SIZE_MAX / sizeof(mc_piece_t)) {
+        s = mc_error(MC_ERR_OVERFLOW, "pieces: %lld pieces do not fit in memory",
+                     (long long)ncells);
+        goto err_groups;
+    }
+    p = mc_calloc(1, sizeof *p);
+    if (!p) {
+        s = MC_ERR_NOMEM;
+        goto err_groups;
+    }
+    p->pieces = mc_calloc((size_t)ncells, sizeof *p->pieces);
+    p->ids = mc_calloc((size_t)nids, sizeof *p->ids);
+    if (!p->pieces || !p->ids) {
+        s = MC_ERR_NOMEM;
+        goto err_pieces;
+    }
+    p->ndim = nd;
+    p->elem_size = esize;
+    for (int d = 0; d < nd; d++)
+        p->shape[d] = src->shape[d];
+
+    /* Odometer over cells in row-major order of their lower corners. */
+    int64_t at[MC_MAX_NDIM] = {0}, next_id = 0, np = 0;
+    for (int64_t c = 0; c < ncells; c++) {
+        mc_piece_t *pc = &p->pieces[np];
+        int64_t ts = 0, td = 0, elems = 1;
+        for (int d = 0; d < nd; d++) {
+            const segment_t *sg = &seg[d][at[d]];
+            pc->box.lo[d] = sg->lo;
+            pc->box.hi[d] = sg->hi;
+            elems *= sg->hi - sg->lo;
+            ts += sg->src_shard * gs.stride[d];
+            td += sg->dst_shard * gd.stride[d];
+        }
+        const int64_t *h = gs.ids + ts * gs.group_size, *w = gd.ids + td * gd.group_size;
+        int64_t nh = gs.group_size, nw = gd.group_size;
+        int64_t *ids = p->ids + next_id;
+        memcpy(ids, h, (size_t)nh * sizeof *ids);
+        /* Sorted merge: dst devices that also hold the cell copy locally (self). */
+        int64_t *need = ids + nh, nneed = 0, nself = 0;
+        int64_t *self_tmp = need + nw; /* scratch past this cell, moved down below */
+        int64_t i = 0;
+        for (int64_t j = 0; j < nw; j++) {
+            while (i < nh && h[i] < w[j])
+                i++;
+            if (i < nh && h[i] == w[j])
+                self_tmp[-1 - nself++] = w[j]; /* fill the tail backwards */
+            else
+                need[nneed++] = w[j];
+        }
+        /* self_tmp[-nself..-1] holds self in descending order; reverse it into place. */
+        int64_t *self = need + nneed;
+        for (int64_t k = 0; k < nself / 2; k++) {
+            int64_t t = self[k];
+            self[k] = self[nself - 1 - k];
+            self[nself - 1 - k] = t;
+        }
+        for (int d = nd - 1; d >= 0; d--) {
+            if (++at[d] < nseg[d])
+                break;
+            at[d] = 0;
+        }
+        if (nneed == 0 && nself == 0)
+            continue;              /* nobody wants it (cannot happen: dst covers the tensor) */
+        pc->bytes = elems * esize; /* elems <= tensor elements: checked at layout creation */
+        pc->nholders = (int)nh;
+        pc->nneeders = (int)nneed;
+        pc->nself = (int)nself;
+        pc->holders = ids;
+        pc->needers = need;
+        pc->self = self;
+        next_id += nh + nneed + nself;
+        np++;
+    }
+    p->npieces = np;
+    for (int d = 0; d < nd; d++)
+        free(seg[d]);
+    free(gs.ids);
+    free(gd.ids);
+    *out = p;
+    return MC_OK;
+
+err_pieces:
+    mc_pieces_destroy(p);
+err_groups:
+    free(gs.ids);
+    free(gd.ids);
+err_segments:
+    for (int d = 0; d < nd; d++)
+        free(seg[d]);
+    return s;
+}
+
+void mc_pieces_destroy(mc_pieces_t *pieces)
+{
+    if (!pieces)
+        return;
+    free(pieces->pieces);
+    free(pieces->ids);
+    free(pieces);
+}

@@ -1,0 +1,345 @@
+/* Parsing sharding specs in the three notations: Alpa compact, DTensor placements, JAX
+ * PartitionSpec. The notation is detected from the text; all fill one struct mc_spec. */
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "layout_internal.h"
+#include "util/util.h"
+
+/* What every parser needs: the text (for messages), the mesh and the spec being filled. */
+typedef struct {
+    const char *text;
+    const char *p;
+    const mc_mesh_t *mesh;
+    int tensor_ndim;
+    mc_spec_t *spec;
+    char label[192];
+} parser_t;
+
+static void skip_spaces(parser_t *ps)
+{
+    while (isspace((unsigned char)*ps->p))
+        ps->p++;
+}
+
+/* Consumes word if the text continues with it (after spaces). */
+static int accept(parser_t *ps, const char *word)
+{
+    skip_spaces(ps);
+    size_t n = strlen(word);
+    if (strncmp(ps->p, word, n) != 0)
+        return 0;
+    ps->p += n;
+    return 1;
+}
+
+static mc_status_t malformed(parser_t *ps, const char *expected)
+{
+    skip_spaces(ps);
+    if (*ps->p == '\0')
+        return mc_error(MC_ERR_INVALID, "%s: malformed, expected %s at the end", ps->label,
+                        expected);
+    return mc_error(MC_ERR_INVALID, "%s: malformed, expected %s at '%.16s'", ps->label, expected,
+                    ps->p);
+}
+
+static mc_status_t add_axis(parser_t *ps, int d, int axis)
+{
+    mc_spec_t *sp = ps->spec;
+    for (int e = 0; e < sp->tensor_ndim; e++)
+        for (int k = 0; k < sp->naxes[e]; k++)
+            if (sp->axes[e][k] == axis)
+                return mc_error(MC_ERR_INVALID, "%s: mesh axis %d ('%s') used twice", ps->label,
+                                axis, ps->mesh->names[axis]);
+    if (sp->naxes[d] >= MC_MAX_NDIM)
+        return mc_error(MC_ERR_INVALID, "%s: too many axes for tensor dim %d", ps->label, d);
+    sp->axes[d][sp->naxes[d]++] = axis;
+    return MC_OK;
+}
+
+/* ---- Alpa compact: per tensor dim 'R' or 'S' followed by mesh-axis digits. ---- */
+static mc_status_t parse_alpa(parser_t *ps)
+{
+    int entries = 0;
+    const char *p = ps->text;
+    while (isspace((unsigned char)*p))
+        p++;
+    const char *end = p + strlen(p);
+    while (end > p && isspace((unsigned char)end[-1]))
+        end--;
+    if (p == end)
+        return mc_error(MC_ERR_INVALID, "%s: empty spec", ps->label);
+    /* Count entries first so a rank mismatch is reported as such, not as a bad axis. */
+    for (const char *q = p; q < end; q++)
+        if (*q == 'R' || *q == 'S')
+            entries++;
+    while (p < end) {
+        if (*p == 'R') {
+            p++;
+        } else if (*p == 'S') {
+            p++;
+            if (p == end || !isdigit((unsigned char)*p))
+                return mc_error(MC_ERR_INVALID,
+                                "%s: malformed, 'S' must be followed by mesh-axis digits",
+                                ps->label);
+        } else {
+            return mc_error(MC_ERR_INVALID,
+                            "%s: malformed, unexpected '%c' (expected R, or S and mesh-axis "
+                            "digits, per tensor dim, as in S0R)",
+                            ps->label, *p);
+        }
+        while (p < end && isdigit((unsigned char)*p))
+            p++;
+    }
+    if (entries != ps->tensor_ndim)
+        return mc_error(MC_ERR_INVALID, "%s: %d entries for a %d-d tensor", ps->label, entries,
+                        ps->tensor_ndim);
+    p = ps->text;
+    while (isspace((unsigned char)*p))
+        p++;
+    int d = -1;
+    mc_status_t s;
+    for (; p < end; p++) {
+        if (*p == 'R' || *p == 'S') {
+            d++;
+            continue;
+        }
+        int axis = *p - '0';
+        if (axis >= ps->mesh->ndim)
+            return mc_error(MC_ERR_INVALID, "%s: mesh has %d axes (axis %d out of range)",
+                            ps->label, ps->mesh->ndim, axis);
+        if ((s = add_axis(ps, d, axis)))
+            return s;
+    }
+    return MC_OK;
+}
+
+/* ---- DTensor placements: one per mesh axis, [Shard(0), Replicate()]. ---- */
+static mc_status_t parse_int(parser_t *ps, int *out)
+{
+    skip_spaces(ps);
+    int neg = 0;
+    if (*ps->p == '-') {
+        neg = 1;
+        ps->p++;
+    }
+    if (!isdigit((unsigned char)*ps->p))
+        return malformed(ps, "a tensor dim");
+    long v = 0;
+    while (isdigit((unsigned char)*ps->p)) {
+        v = v * 10 + (*ps->p++ - '0');
+        if (v > 1000)
+            return mc_error(MC_ERR_INVALID, "%s: tensor dim out of range", ps->label);
+    }
+    *out = (int)(neg ? -v : v);
+    return MC_OK;
+}
+
+static mc_status_t parse_dtensor(parser_t *ps)
+{
+    mc_status_t s;
+    char close = 0;
+    if (accept(ps, "["))
+        close = ']';
+    else if (accept(ps, "("))
+        close = ')';
+    int axis = 0;
+    for (;;) {
+        skip_spaces(ps);
+        if (close && *ps->p == close)
+            break;
+        if (!close && *ps->p == '\0')
+            break;
+        if (axis == ps->mesh->ndim)
+            return mc_error(MC_ERR_INVALID, "%s: more placements than the mesh's %d axes",
+                            ps->label, ps->mesh->ndim);
+        if (accept(ps, "Shard")) {
+            if (!accept(ps, "("))
+                return malformed(ps, "'(' after Shard");
+            (void)accept(ps, "dim=");
+            int d;
+            if ((s = parse_int(ps, &d)))
+                return s;
+            if (!accept(ps, ")"))
+                return malformed(ps, "')'");
+            /* Negative dims count from the end, as in PyTorch. */
+            int dd = d < 0 ? d + ps->tensor_ndim : d;
+            if (dd < 0 || dd >= ps->tensor_ndim)
+                return mc_error(MC_ERR_INVALID, "%s: Shard(%d) out of range for a %d-d tensor",
+                                ps->label, d, ps->tensor_ndim);
+            if ((s = add_axis(ps, dd, axis)))
+                return s;
+        } else if (accept(ps, "Replicate")) {
+            if (!accept(ps, "(") || !accept(ps, ")"))
+                return malformed(ps, "'()' after Replicate");
+        } else if (accept(ps, "Partial")) {
+            return mc_error(MC_ERR_UNSUPPORTED,
+                            "%s: Partial placements are not supported yet (mesh axis %d)",
+                            ps->label, axis);
+        } else {
+            return malformed(ps, "Shard(d) or Replicate()");
+        }
+        axis++;
+        skip_spaces(ps);
+        if (*ps->p == ',') {
+            ps->p++;
+            continue;
+        }
+        if ((close && *ps->p == close) || (!close && *ps->p == '\0'))
+            break;
+        return malformed(ps, close ? "',' or the closing bracket" : "','");
+    }
+    if (close)
+        ps->p++;
+    skip_spaces(ps);
+    if (*ps->p)
+        return malformed(ps, "the end of the spec");
+    if (axis != ps->mesh->ndim)
+        return mc_error(MC_ERR_INVALID, "%s: %d placements for a %d-axis mesh", ps->label, axis,
+                        ps->mesh->ndim);
+    return MC_OK;
+}
+
+/* ---- JAX PartitionSpec: P('x', None), P(('x', 'y'), None), PartitionSpec(...). ---- */
+static mc_status_t parse_name(parser_t *ps, int *axis)
+{
+    skip_spaces(ps);
+    char q = *ps->p;
+    if (q != '\'' && q != '"')
+        return malformed(ps, "a quoted mesh axis name");
+    const char *start = ++ps->p;
+    while (*ps->p && *ps->p != q)
+        ps->p++;
+    if (*ps->p != q)
+        return malformed(ps, "a closing quote");
+    int n = (int)(ps->p - start);
+    ps->p++;
+    for (int a = 0; a < ps->mesh->ndim; a++) {
+        if ((int)strlen(ps->mesh->names[a]) == n && strncmp(ps->mesh->names[a], start, n) == 0) {
+            *axis = a;
+            return MC_OK;
+        }
+    }
+    char names[MC_MAX_NDIM * 34] = "";
+    for (int a = 0; a < ps->mesh->ndim; a++) {
+        if (a)
+            strcat(names, ", ");
+        strcat(names, ps->mesh->names[a]);
+    }
+    return mc_error(MC_ERR_INVALID, "%s: unknown mesh axis '%.*s' (mesh axes: %s)", ps->label,
+                    n > 32 ? 32 : n, start, names);
+}
+
+static mc_status_t parse_jax(parser_t *ps)
+{
+    mc_status_t s;
+    skip_spaces(ps);
+    /* Any dotted prefix (jax.sharding.PartitionSpec) ending in P or PartitionSpec. */
+    const char *id = ps->p;
+    while (isalnum((unsigned char)*ps->p) || *ps->p == '_' || *ps->p == '.')
+        ps->p++;
+    const char *last = id;
+    for (const char *q = id; q < ps->p; q++)
+        if (*q == '.')
+            last = q + 1;
+    size_t n = (size_t)(ps->p - last);
+    if (!((n == 1 && *last == 'P') || (n == 13 && strncmp(last, "PartitionSpec", 13) == 0))) {
+        ps->p = id;
+        return malformed(ps, "P(...), PartitionSpec(...), [Shard(d), ...] or S0R-style text");
+    }
+    if (!accept(ps, "("))
+        return malformed(ps, "'('");
+    int d = 0;
+    for (;;) {
+        skip_spaces(ps);
+        if (*ps->p == ')')
+            break;
+        if (d == ps->tensor_ndim) {
+            int extra = d;
+            /* Count the rest so the message says how many entries there are. */
+            int depth = 0;
+            for (const char *q = ps->p; *q; q++) {
+                if (*q == '(')
+                    depth++;
+                else if (*q == ')' && depth-- == 0)
+                    break;
+                else if (*q == ',' && depth == 0)
+                    extra++;
+            }
+            skip_spaces(ps);
+            return mc_error(MC_ERR_INVALID, "%s: %d entries for a %d-d tensor", ps->label,
+                            extra + 1, ps->tensor_ndim);
+        }
+        if (accept(ps, "None")) {
+            /* replicated */
+        } else if (accept(ps, "(")) {
+            for (;;) {
+                skip_spaces(ps);
+                if (*ps->p == ')')
+                    break;
+                int axis;
+                if ((s = parse_name(ps, &axis)) || (s = add_axis(ps, d, axis)))
+                    return s;
+                if (accept(ps, ","))
+                    continue;
+                skip_spaces(ps);
+                if (*ps->p != ')')
+                    return malformed(ps, "',' or ')' in an axis tuple");
+            }
+            ps->p++;
+        } else {
+            int axis;
+            if ((s = parse_name(ps, &axis)) || (s = add_axis(ps, d, axis)))
+                return s;
+        }
+        d++;
+        if (accept(ps, ","))
+            continue;
+        skip_spaces(ps);
+        if (*ps->p != ')')
+            return malformed(ps, "',' or ')'");
+    }
+    ps->p++;
+    skip_spaces(ps);
+    if (*ps->p)
+        return malformed(ps, "the end of the spec");
+    /* Fewer entries than the rank: the rest are replicated, as in JAX. */
+    return MC_OK;
+}
+
+mc_status_t mc_spec_parse(const char *text, const mc_mesh_t *mesh, int tensor_ndim, mc_spec_t **out)
+{
+    if (!text || !mesh || !out)
+        return mc_error(MC_ERR_INVALID, "spec: NULL argument");
+    mc_spec_t tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.tensor_ndim = tensor_ndim;
+    tmp.mesh_ndim = mesh->ndim;
+    parser_t ps = {.text = text, .p = text, .mesh = mesh, .tensor_ndim = tensor_ndim, .spec = &tmp};
+    snprintf(ps.label, sizeof ps.label, "spec '%.160s'", text);
+    if (tensor_ndim < 1 || tensor_ndim > MC_MAX_NDIM)
+        return mc_error(MC_ERR_INVALID, "%s: tensor rank %d (1 to %d supported)", ps.label,
+                        tensor_ndim, MC_MAX_NDIM);
+
+    skip_spaces(&ps);
+    mc_status_t s;
+    const char *first = ps.p;
+    if (*first == '[' || *first == '(' || strncmp(first, "Shard", 5) == 0 ||
+        strncmp(first, "Replicate", 9) == 0 || strncmp(first, "Partial", 7) == 0)
+        s = parse_dtensor(&ps);
+    else if (strchr(first, '('))
+        s = parse_jax(&ps);
+    else
+        s = parse_alpa(&ps);
+    if (s)
+        return s;
+    if ((s = mc_spec_validate(&tmp, ps.label)))
+        return s;
+    mc_spec_t *spec = mc_calloc(1, sizeof *spec);
+    if (!spec)
+        return MC_ERR_NOMEM;
+    *spec = tmp;
+    *out = spec;
+    return MC_OK;
+}
