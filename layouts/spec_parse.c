@@ -158,7 +158,7 @@ static mc_status_t parse_dtensor(parser_t *ps)
             if (!accept(ps, "("))
                 return malformed(ps, "'(' after Shard");
             (void)accept(ps, "dim=");
-            int d;
+            int d = 0;
             if ((s = parse_int(ps, &d)))
                 return s;
             if (!accept(ps, ")"))
