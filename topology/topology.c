@@ -451,8 +451,8 @@ static mc_status_t unknown_topology(const char *name)
 {
     char list[256] = "";
     size_t used = 0;
-    for (const struct mc_builtin_profile *p = mc_builtin_profiles; p->name; p++) {
-        int k = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", p->name);
+    for (const char *const *n = builtin_names; *n; n++) {
+        int k = snprintf(list + used, sizeof list - used, "%s%s", used ? ", " : "", *n);
         if (k < 0 || (size_t)k >= sizeof list - used)
             break;
         used += (size_t)k;
