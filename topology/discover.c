@@ -131,7 +131,7 @@ mc_status_t mc_topology_discover(mc_topology_t **out)
 {
     if (!out)
         return mc_error(MC_ERR_INVALID, "mc_topology_discover: NULL argument");
-    hwloc_topology_t h;
+    hwloc_topology_t h = NULL;
     mc_status_t st = open_hwloc(&h);
     if (st)
         return st;
@@ -199,7 +199,7 @@ mc_status_t mc_topology_write_discovery(FILE *out)
 {
     if (!out)
         return mc_error(MC_ERR_INVALID, "mc_topology_write_discovery: NULL argument");
-    hwloc_topology_t h;
+    hwloc_topology_t h = NULL;
     mc_status_t st = open_hwloc(&h);
     if (st)
         return st;

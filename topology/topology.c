@@ -438,7 +438,7 @@ err_file:
 
 static mc_status_t load_file(const char *path, mc_topology_t **out)
 {
-    char *text;
+    char *text = NULL;
     mc_status_t s = read_file(path, &text);
     if (s)
         return s;
