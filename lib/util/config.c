@@ -49,10 +49,23 @@ mc_status_t mc_setting_number(const char *name, double *out)
     char *end;
     double v = strtod(text, &end);
     switch (*end) {
-    case 'K': case 'k': v *= 1024.0; end++; break;
-    case 'M': case 'm': v *= 1048576.0; end++; break;
-    case 'G': case 'g': v *= 1073741824.0; end++; break;
-    default: break;
+    case 'K':
+    case 'k':
+        v *= 1024.0;
+        end++;
+        break;
+    case 'M':
+    case 'm':
+        v *= 1048576.0;
+        end++;
+        break;
+    case 'G':
+    case 'g':
+        v *= 1073741824.0;
+        end++;
+        break;
+    default:
+        break;
     }
     if (end == text || *end)
         return mc_error(MC_ERR_INVALID, "MESHCAST_%s='%s' is not a number", name, text);

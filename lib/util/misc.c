@@ -56,10 +56,20 @@ mc_status_t mc_parse_size(const char *text, const char *what, int64_t *out)
     if (s)
         return s;
     switch (toupper((unsigned char)*p)) {
-    case 'K': scale = 1 << 10; p++; break;
-    case 'M': scale = 1 << 20; p++; break;
-    case 'G': scale = 1 << 30; p++; break;
-    default: break;
+    case 'K':
+        scale = 1 << 10;
+        p++;
+        break;
+    case 'M':
+        scale = 1 << 20;
+        p++;
+        break;
+    case 'G':
+        scale = 1 << 30;
+        p++;
+        break;
+    default:
+        break;
     }
     if (*p == 'i' || *p == 'I')
         p++;

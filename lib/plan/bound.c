@@ -1,0 +1,236 @@
+/* The fluid lower bound of DESIGN §5. No plan, on any strategy, can finish sooner:
+ *   host NIC in:    max_h R_h / B_in(h)            (+ one NIC latency)
+ *   host set out:   max_X E(X) / B_out(X)          (max-closure, parametric min-cut)
+ *   all NICs:       Σ_h R_h / Σ_h B_out(h)
+ *   device in/out:  max_d R_d / (B_intra + B_in(h(d))),  max_d E_d / (B_intra + B_out(h(d)))
+ *   local copies:   max_d C_d / B_copy             (+ one copy latency)
+ * R_h: bytes host h needs that no device of h holds; E(X): bytes of such pieces whose holders
+ * all lie in X (each must leave X at least once: some host outside its holders needs it);
+ * R_d / E_d: bytes device d needs / only d holds and someone needs; C_d: bytes d copies
+ * locally. A device receives from other hosts through its host's NIC and from its own host
+ * through its port, matching the simulator's ports, so these terms bound its estimate too. */
+#include <stdlib.h>
+#include <string.h>
+#include "maxflow.h"
+#include "plan_internal.h"
+#include "util/util.h"
+
+static double closure_value(int64_t ngroups, const double *size, const int64_t *off,
+                            const int64_t *hosts, const char *in_x, const double *bout,
+                            int64_t nhosts, double *bx)
+{
+    double f = 0;
+    *bx = 0;
+    for (int64_t h = 0; h < nhosts; h++)
+        if (in_x[h])
+            *bx += bout[h];
+    for (int64_t g = 0; g < ngroups; g++) {
+        int all = 1;
+        for (int64_t i = off[g]; i < off[g + 1] && all; i++)
+            all = in_x[hosts[i]];
+        if (all)
+            f += size[g];
+    }
+    return f;
+}
+
+mc_status_t mc_bound_closure(int64_t ngroups, const double *size, const int64_t *off,
+                             const int64_t *hosts, int64_t nhosts, const double *bout, double *best)
+{
+    mc_status_t s = MC_OK;
+    char *in_x = mc_calloc((size_t)nhosts, 1);
+    double lambda = 0, inf = 1.0;
+    *best = 0;
+    if (!in_x)
+        return MC_ERR_NOMEM;
+    for (int64_t g = 0; g < ngroups; g++)
+        inf += 2 * size[g];
+    for (int iter = 0; iter < 200; iter++) {
+        mc_maxflow_t *net = NULL;
+        int64_t src = 0, sink = 1, g0 = 2, h0 = 2 + ngroups;
+        double cut;
+        if ((s = mc_maxflow_create(2 + ngroups + nhosts, ngroups + off[ngroups] + nhosts, &net)))
+            break;
+        for (int64_t g = 0; g < ngroups && !s; g++) {
+            s = mc_maxflow_arc(net, src, g0 + g, size[g]);
+            for (int64_t i = off[g]; i < off[g + 1] && !s; i++)
+                s = mc_maxflow_arc(net, g0 + g, h0 + hosts[i], inf);
+        }
+        for (int64_t h = 0; h < nhosts && !s; h++)
+            s = mc_maxflow_arc(net, h0 + h, sink, lambda * bout[h]);
+        if (!s)
+            s = mc_maxflow_run(net, src, sink, &cut);
+        int64_t count = 0;
+        for (int64_t h = 0; h < nhosts && !s; h++)
+            count += in_x[h] = (char)mc_maxflow_source_side(net, h0 + h);
+        mc_maxflow_destroy(net);
+        if (s || count == 0)
+            break;
+        double bx, f = closure_value(ngroups, size, off, hosts, in_x, bout, nhosts, &bx);
+        if (bx <= 0)
+            break;
+        double value = f - lambda * bx;
+        if (f / bx > *best)
+            *best = f / bx;
+        if (value <= 1e-12 * (f + 1.0))
+            break;
+        lambda = f / bx;
+    }
+    free(in_x);
+    return s;
+}
+
+double mc_bound_closure_bruteforce(int64_t ngroups, const double *size, const int64_t *off,
+                                   const int64_t *hosts, int64_t nhosts, const double *bout)
+{
+    char in_x[20];
+    double best = 0;
+    for (uint32_t mask = 1; mask < (1u << nhosts); mask++) {
+        for (int64_t h = 0; h < nhosts; h++)
+            in_x[h] = (char)((mask >> h) & 1);
+        double bx, f = closure_value(ngroups, size, off, hosts, in_x, bout, nhosts, &bx);
+        if (bx > 0 && f / bx > best)
+            best = f / bx;
+    }
+    return best;
+}
+
+/* Sorted, distinct hosts of a device list, written to out; returns the count. */
+static int64_t host_set(const mc_topology_t *topo, const int64_t *devs, int n, int64_t *out)
+{
+    int64_t k = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t h = mc_topology_host_of(topo, devs[i]), j = k;
+        while (j > 0 && out[j - 1] > h)
+            j--;
+        if (j > 0 && out[j - 1] == h)
+            continue;
+        memmove(out + j + 1, out + j, (size_t)(k - j) * sizeof *out);
+        out[j] = h;
+        k++;
+    }
+    return k;
+}
+
+typedef struct {
+    int64_t off, len;
+    double size;
+} group_t;
+
+/* Orders groups by their host lists (ctx: the host array they index). */
+static int cmp_group(const void *a, const void *b, void *ctx)
+{
+    const group_t *x = a, *y = b;
+    const int64_t *group_hosts = ctx;
+    int64_t n = x->len < y->len ? x->len : y->len;
+    for (int64_t i = 0; i < n; i++)
+        if (group_hosts[x->off + i] != group_hosts[y->off + i])
+            return group_hosts[x->off + i] < group_hosts[y->off + i] ? -1 : 1;
+    return (x->len > y->len) - (x->len < y->len);
+}
+
+mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *topo, double *seconds)
+{
+    int64_t nhost = mc_topology_hosts(topo), ndev = mc_topology_devices(topo);
+    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
+    mc_link_t nic = mc_topology_link(topo, MC_LINK_NIC);
+    mc_link_t copy = mc_topology_link(topo, MC_LINK_COPY);
+    double b_in = mc_topology_nic_in(topo), b_out = mc_topology_nic_out(topo);
+    mc_status_t s = MC_OK;
+    int64_t total_holders = 0;
+    for (int64_t i = 0; i < pieces->npieces; i++)
+        total_holders += pieces->pieces[i].nholders;
+    double *r_host = mc_calloc((size_t)nhost, sizeof(double));
+    double *r_dev = mc_calloc((size_t)ndev, sizeof(double));
+    double *e_dev = mc_calloc((size_t)ndev, sizeof(double));
+    double *c_dev = mc_calloc((size_t)ndev, sizeof(double));
+    double *bout = mc_calloc((size_t)nhost, sizeof(double));
+    int64_t *hosts = mc_calloc((size_t)total_holders + 1, sizeof(int64_t));
+    int64_t *tmp = mc_calloc((size_t)ndev + 1, sizeof(int64_t));
+    group_t *groups = mc_calloc((size_t)pieces->npieces + 1, sizeof(group_t));
+    double *gsize = mc_calloc((size_t)pieces->npieces + 1, sizeof(double));
+    int64_t *goff = mc_calloc((size_t)pieces->npieces + 2, sizeof(int64_t));
+    int64_t *ghosts = mc_calloc((size_t)total_holders + 1, sizeof(int64_t));
+    if (!r_host || !r_dev || !e_dev || !c_dev || !bout || !hosts || !tmp || !groups || !gsize ||
+        !goff || !ghosts) {
+        s = MC_ERR_NOMEM;
+        goto out;
+    }
+    int64_t ngroups = 0, nhosts_used = 0;
+    for (int64_t i = 0; i < pieces->npieces; i++) {
+        const mc_piece_t *p = &pieces->pieces[i];
+        double bytes = (double)p->bytes;
+        int64_t nh = host_set(topo, p->holders, p->nholders, hosts + nhosts_used);
+        int64_t nn = host_set(topo, p->needers, p->nneeders, tmp);
+        int needed_elsewhere = 0;
+        for (int64_t j = 0; j < nn; j++) {
+            int held = 0;
+            for (int64_t k = 0; k < nh && !held; k++)
+                held = hosts[nhosts_used + k] == tmp[j];
+            if (!held) {
+                r_host[tmp[j]] += bytes;
+                needed_elsewhere = 1;
+            }
+        }
+        for (int j = 0; j < p->nneeders; j++)
+            r_dev[p->needers[j]] += bytes;
+        for (int j = 0; j < p->nself; j++)
+            c_dev[p->self[j]] += bytes;
+        if (p->nholders == 1 && p->nneeders > 0)
+            e_dev[p->holders[0]] += bytes;
+        if (needed_elsewhere) {
+            groups[ngroups++] = (group_t){nhosts_used, nh, bytes};
+            nhosts_used += nh;
+        }
+    }
+    /* merge groups with equal holder host sets: keeps the min-cut graph small */
+    qsort_r(groups, (size_t)ngroups, sizeof *groups, cmp_group, hosts);
+    int64_t m = 0, used = 0;
+    for (int64_t g = 0; g < ngroups; g++) {
+        if (m > 0 && cmp_group(&groups[g], &groups[g - 1], hosts) == 0) {
+            gsize[m - 1] += groups[g].size;
+            continue;
+        }
+        gsize[m] = groups[g].size;
+        goff[m] = used;
+        memcpy(ghosts + used, hosts + groups[g].off, (size_t)groups[g].len * sizeof *ghosts);
+        used += groups[g].len;
+        goff[++m] = used;
+    }
+    double bound = 0, sum_r = 0, t;
+    for (int64_t h = 0; h < nhost; h++) {
+        bout[h] = b_out;
+        sum_r += r_host[h];
+        if (r_host[h] > 0 && (t = r_host[h] / b_in + nic.latency) > bound)
+            bound = t;
+    }
+    if ((t = sum_r / (b_out * (double)nhost)) > bound)
+        bound = t;
+    double closure = 0;
+    if (m > 0 && (s = mc_bound_closure(m, gsize, goff, ghosts, nhost, bout, &closure)))
+        goto out;
+    if (closure > bound)
+        bound = closure;
+    for (int64_t d = 0; d < ndev; d++) {
+        if ((t = r_dev[d] / (intra.bandwidth + b_in)) > bound)
+            bound = t;
+        if ((t = e_dev[d] / (intra.bandwidth + b_out)) > bound)
+            bound = t;
+        if (c_dev[d] > 0 && (t = c_dev[d] / copy.bandwidth + copy.latency) > bound)
+            bound = t;
+    }
+    *seconds = bound;
+out:
+    free(r_host);
+    free(r_dev);
+    free(e_dev);
+    free(c_dev);
+    free(bout);
+    free(hosts);
+    free(tmp);
+    free(groups);
+    free(gsize);
+    free(goff);
+    free(ghosts);
+    return s;
+}

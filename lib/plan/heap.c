@@ -1,0 +1,58 @@
+/* Binary min-heap ordered by (key, tie). */
+#include <stdlib.h>
+#include "heap.h"
+#include "util/util.h"
+
+static int less(const mc_heap_item_t *x, const mc_heap_item_t *y)
+{
+    return x->key < y->key || (x->key == y->key && x->tie < y->tie);
+}
+
+mc_status_t mc_heap_push(mc_heap_t *h, mc_heap_item_t item)
+{
+    if (h->n == h->cap) {
+        int64_t cap = h->cap ? 2 * h->cap : 64;
+        mc_heap_item_t *p = realloc(h->items, (size_t)cap * sizeof *p);
+        if (!p)
+            return mc_error(MC_ERR_NOMEM, "out of memory in the simulator");
+        h->items = p;
+        h->cap = cap;
+    }
+    int64_t i = h->n++;
+    while (i > 0) {
+        int64_t parent = (i - 1) / 2;
+        if (!less(&item, &h->items[parent]))
+            break;
+        h->items[i] = h->items[parent];
+        i = parent;
+    }
+    h->items[i] = item;
+    return MC_OK;
+}
+
+mc_heap_item_t mc_heap_pop(mc_heap_t *h)
+{
+    mc_heap_item_t top = h->items[0], last = h->items[--h->n];
+    int64_t i = 0;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= h->n)
+            break;
+        if (c + 1 < h->n && less(&h->items[c + 1], &h->items[c]))
+            c++;
+        if (!less(&h->items[c], &last))
+            break;
+        h->items[i] = h->items[c];
+        i = c;
+    }
+    if (h->n > 0)
+        h->items[i] = last;
+    return top;
+}
+
+void mc_heap_free(mc_heap_t *h)
+{
+    free(h->items);
+    h->items = NULL;
+    h->n = h->cap = 0;
+}

@@ -1,0 +1,344 @@
+/* Plan lifecycle: create (pieces -> strategy -> chunks -> counts -> validate -> estimate,
+ * bound), query, destroy; strategy names; flow building and box helpers. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "meshcast/config.h"
+#include "plan_internal.h"
+#include "util/util.h"
+
+static const struct {
+    const char *name;
+    mc_strategy_t strategy;
+    mc_sender_choice_t sender;
+} strategy_names[] = {
+    {"send_recv", MC_STRATEGY_SEND_RECV, MC_SENDER_LB_SIZE},
+    {"local_allgather", MC_STRATEGY_LOCAL_ALLGATHER, MC_SENDER_LB_SIZE},
+    {"broadcast_first", MC_STRATEGY_BROADCAST, MC_SENDER_FIRST},
+    {"broadcast_lb_size", MC_STRATEGY_BROADCAST, MC_SENDER_LB_SIZE},
+    {"broadcast_lb_order", MC_STRATEGY_BROADCAST, MC_SENDER_LB_ORDER},
+    {"meshcast", MC_STRATEGY_MESHCAST, MC_SENDER_LB_SIZE},
+};
+#define NSTRATEGY_NAMES (sizeof strategy_names / sizeof strategy_names[0])
+
+mc_status_t mc_strategy_parse(const char *name, mc_strategy_t *strategy, mc_sender_choice_t *sender)
+{
+    if (name && !strcmp(name, "broadcast"))
+        name = "broadcast_lb_size";
+    for (size_t i = 0; name && i < NSTRATEGY_NAMES; i++) {
+        if (strcmp(name, strategy_names[i].name))
+            continue;
+        *strategy = strategy_names[i].strategy;
+        *sender = strategy_names[i].sender;
+        return MC_OK;
+    }
+    return mc_error(MC_ERR_INVALID,
+                    "unknown strategy '%s' (send_recv, local_allgather, broadcast, "
+                    "broadcast_first, broadcast_lb_size, broadcast_lb_order, meshcast, all)",
+                    name ? name : "(null)");
+}
+
+const char *mc_strategy_name(mc_strategy_t strategy, mc_sender_choice_t sender)
+{
+    for (size_t i = 0; i < NSTRATEGY_NAMES; i++)
+        if (strategy_names[i].strategy == strategy &&
+            (strategy != MC_STRATEGY_BROADCAST || strategy_names[i].sender == sender))
+            return strategy_names[i].name;
+    return NULL;
+}
+
+int64_t mc_box_volume(const mc_box_t *box, int ndim)
+{
+    int64_t v = 1;
+    for (int d = 0; d < ndim; d++)
+        v *= box->hi[d] - box->lo[d];
+    return v;
+}
+
+int mc_box_split(const mc_box_t *box, int ndim, int k, mc_box_t *out)
+{
+    int dim = -1;
+    for (int d = 0; d < ndim && dim < 0; d++)
+        if (box->hi[d] - box->lo[d] >= 2)
+            dim = d;
+    int64_t extent = dim < 0 ? 1 : box->hi[dim] - box->lo[dim];
+    if (k > extent)
+        k = (int)extent;
+    if (k <= 1) {
+        out[0] = *box;
+        return 1;
+    }
+    for (int i = 0; i < k; i++) {
+        out[i] = *box;
+        out[i].lo[dim] = box->lo[dim] + extent * i / k;
+        out[i].hi[dim] = box->lo[dim] + extent * (i + 1) / k;
+    }
+    return k;
+}
+
+mc_link_class_t mc_edge_class(const mc_topology_t *topo, int64_t from, int64_t to)
+{
+    if (from == to)
+        return MC_LINK_COPY;
+    return mc_topology_host_of(topo, from) == mc_topology_host_of(topo, to) ? MC_LINK_INTRA
+                                                                            : MC_LINK_NIC;
+}
+
+mc_status_t mc_plan_add_flow(mc_plan_t *plan, int64_t piece, const mc_box_t *box)
+{
+    if (plan->nflows == plan->flows_cap) {
+        int64_t cap = plan->flows_cap ? 2 * plan->flows_cap : 64;
+        mc_flow_t *f = realloc(plan->flows, (size_t)cap * sizeof *f);
+        if (!f)
+            return mc_error(MC_ERR_NOMEM, "out of memory growing the plan's flows");
+        plan->flows = f;
+        plan->flows_cap = cap;
+    }
+    mc_flow_t *f = &plan->flows[plan->nflows++];
+    memset(f, 0, sizeof *f);
+    f->piece = piece;
+    f->box = *box;
+    f->bytes = mc_box_volume(box, plan->pieces->ndim) * plan->pieces->elem_size;
+    f->edge0 = plan->nedges;
+    return MC_OK;
+}
+
+mc_status_t mc_plan_add_edge(mc_plan_t *plan, int64_t from, int64_t to)
+{
+    if (plan->nedges == plan->edges_cap) {
+        int64_t cap = plan->edges_cap ? 2 * plan->edges_cap : 256;
+        mc_edge_t *e = realloc(plan->edges, (size_t)cap * sizeof *e);
+        if (!e)
+            return mc_error(MC_ERR_NOMEM, "out of memory growing the plan's edges");
+        plan->edges = e;
+        plan->edges_cap = cap;
+    }
+    plan->edges[plan->nedges++] = (mc_edge_t){from, to};
+    plan->flows[plan->nflows - 1].nedges++;
+    return MC_OK;
+}
+
+/* Pipeline shape of a flow: along its slowest root-to-leaf path, the sum of 1/B over the
+ * hops, and the slowest link class on it. */
+static double flow_fill(const mc_plan_t *plan, const mc_flow_t *f, mc_link_class_t *slowest)
+{
+    double *w = calloc((size_t)f->nedges + 1, sizeof *w), worst = 0;
+    *slowest = MC_LINK_INTRA;
+    for (int64_t i = 0; i < f->nedges; i++) {
+        const mc_edge_t *e = &plan->edges[f->edge0 + i];
+        mc_link_class_t cls = mc_edge_class(plan->topo, e->from, e->to);
+        double parent = 0;
+        for (int64_t j = i - 1; w && j >= 0; j--)
+            if (plan->edges[f->edge0 + j].to == e->from) {
+                parent = w[j];
+                break;
+            }
+        double here = parent + 1.0 / mc_topology_link(plan->topo, cls).bandwidth;
+        if (w)
+            w[i] = here;
+        worst = here > worst ? here : worst;
+        if (cls == MC_LINK_NIC)
+            *slowest = MC_LINK_NIC;
+    }
+    free(w);
+    return worst;
+}
+
+/* Most bytes any one port of a link class carries in the plan (NIC: per host and
+ * direction; intra: per device and direction). */
+static double busiest_port(const mc_plan_t *plan, mc_link_class_t cls)
+{
+    const mc_topology_t *topo = plan->topo;
+    int64_t n = cls == MC_LINK_NIC ? mc_topology_hosts(topo) : mc_topology_devices(topo);
+    double *out = calloc((size_t)n, sizeof *out), *in = calloc((size_t)n, sizeof *in), most = 0;
+    for (int64_t i = 0; out && in && i < plan->nflows; i++)
+        for (int64_t j = 0; j < plan->flows[i].nedges; j++) {
+            const mc_edge_t *e = &plan->edges[plan->flows[i].edge0 + j];
+            if (mc_edge_class(topo, e->from, e->to) != cls)
+                continue;
+            int64_t a = cls == MC_LINK_NIC ? mc_topology_host_of(topo, e->from) : e->from;
+            int64_t b = cls == MC_LINK_NIC ? mc_topology_host_of(topo, e->to) : e->to;
+            out[a] += (double)plan->flows[i].bytes;
+            in[b] += (double)plan->flows[i].bytes;
+            most = out[a] > most ? out[a] : most;
+            most = in[b] > most ? in[b] : most;
+        }
+    free(out);
+    free(in);
+    return most;
+}
+
+/* Moving S bytes through a bottleneck port (latency α) in chunks of c costs about
+ * (S/c)·α + S/B, plus a pipeline fill of c·W where W sums 1/B over the other hops of the
+ * slowest path; the minimum is at c* = sqrt(S·α/W). S is the busiest port's bytes of that
+ * class (flows share it), clamped to 256 KiB..4 MiB (FIELD-NOTES). */
+void mc_plan_set_chunks(mc_plan_t *plan)
+{
+    const int64_t lo = 256 << 10, hi = 4 << 20, elem = plan->pieces->elem_size;
+    double port[2] = {-1, -1}; /* busiest port bytes: intra, NIC (computed on demand) */
+    for (int64_t i = 0; i < plan->nflows; i++) {
+        mc_flow_t *f = &plan->flows[i];
+        int64_t c;
+        if (plan->params.chunk_bytes > 0) {
+            c = plan->params.chunk_bytes;
+        } else {
+            mc_link_class_t cls;
+            double fill = flow_fill(plan, f, &cls);
+            int k = cls == MC_LINK_NIC;
+            mc_link_t link = mc_topology_link(plan->topo, cls);
+            if (port[k] < 0)
+                port[k] = busiest_port(plan, cls);
+            double s = port[k] > (double)f->bytes ? port[k] : (double)f->bytes;
+            double w = fill - 1.0 / link.bandwidth;
+            double best = w > 1e-30 ? sqrt(s * link.latency / w) : (double)hi;
+            c = best < lo ? lo : best > hi ? hi : (int64_t)best;
+        }
+        c = c / elem * elem;
+        if (c < elem)
+            c = elem;
+        f->chunk_bytes = c < f->bytes ? c : (f->bytes > 0 ? f->bytes : elem);
+    }
+}
+
+void mc_plan_destroy(mc_plan_t *plan)
+{
+    if (!plan)
+        return;
+    mc_layout_destroy(plan->src);
+    mc_layout_destroy(plan->dst);
+    mc_topology_destroy(plan->topo);
+    mc_pieces_destroy(plan->pieces);
+    free(plan->flows);
+    free(plan->edges);
+    free(plan);
+}
+
+static mc_status_t check_devices(const mc_layout_t *layout, const mc_topology_t *topo,
+                                 const char *side)
+{
+    const mc_mesh_t *mesh = mc_layout_mesh(layout);
+    for (int64_t i = 0; i < mc_mesh_size(mesh); i++) {
+        int64_t d = mc_mesh_device(mesh, i);
+        if (mc_topology_host_of(topo, d) < 0)
+            return mc_error(MC_ERR_INVALID,
+                            "meshes do not fit the topology: %s device %lld is outside '%s' "
+                            "(%lld hosts x %lld devices)",
+                            side, (long long)d, mc_topology_name(topo),
+                            (long long)mc_topology_hosts(topo),
+                            (long long)mc_topology_devices_per_host(topo));
+    }
+    return MC_OK;
+}
+
+static mc_status_t plan_params(const mc_plan_params_t *in, mc_plan_params_t *out)
+{
+    *out = (mc_plan_params_t){0, MC_STRATEGY_MESHCAST, MC_SENDER_LB_SIZE, 0, 1};
+    if (!in)
+        return MC_OK;
+    out->field_mask = in->field_mask;
+    if (in->field_mask & MC_PLAN_PARAM_STRATEGY) {
+        if ((unsigned)in->strategy >= MC_STRATEGY_COUNT)
+            return mc_error(MC_ERR_INVALID, "unknown strategy %d", (int)in->strategy);
+        out->strategy = in->strategy;
+    }
+    if (in->field_mask & MC_PLAN_PARAM_SENDER) {
+        if ((unsigned)in->sender > MC_SENDER_LB_ORDER)
+            return mc_error(MC_ERR_INVALID, "unknown sender choice %d", (int)in->sender);
+        out->sender = in->sender;
+    }
+    if (in->field_mask & MC_PLAN_PARAM_CHUNK_BYTES) {
+        if (in->chunk_bytes < 0)
+            return mc_error(MC_ERR_INVALID, "chunk_bytes %lld is negative",
+                            (long long)in->chunk_bytes);
+        out->chunk_bytes = in->chunk_bytes;
+    }
+    if (in->field_mask & MC_PLAN_PARAM_SEED)
+        out->seed = in->seed;
+    if (!(in->field_mask & MC_PLAN_PARAM_CHUNK_BYTES)) {
+        double c = 0;
+        mc_status_t s = mc_setting_number("CHUNK_BYTES", &c);
+        if (s)
+            return s;
+        if (c < 0)
+            return mc_error(MC_ERR_INVALID, "MESHCAST_CHUNK_BYTES is negative");
+        out->chunk_bytes = (int64_t)c;
+    }
+    return MC_OK;
+}
+
+mc_status_t mc_plan_create(const mc_layout_t *src, const mc_layout_t *dst,
+                           const mc_topology_t *topo, const mc_plan_params_t *params,
+                           mc_plan_t **out)
+{
+    mc_status_t s;
+    if (!src || !dst || !topo || !out)
+        return mc_error(MC_ERR_INVALID, "mc_plan_create: NULL argument");
+    double t0 = mc_now();
+    mc_plan_t *plan = mc_calloc(1, sizeof *plan);
+    if (!plan)
+        return MC_ERR_NOMEM;
+    if ((s = plan_params(params, &plan->params)) || (s = check_devices(src, topo, "src")) ||
+        (s = check_devices(dst, topo, "dst")) || (s = mc_layout_copy(src, &plan->src)) ||
+        (s = mc_layout_copy(dst, &plan->dst)) || (s = mc_topology_copy(topo, &plan->topo)) ||
+        (s = mc_pieces_compute(src, dst, &plan->pieces)))
+        goto err;
+    switch (plan->params.strategy) {
+    case MC_STRATEGY_SEND_RECV:
+        s = mc_strategy_send_recv(plan);
+        break;
+    case MC_STRATEGY_LOCAL_ALLGATHER:
+        s = mc_strategy_local_allgather(plan);
+        break;
+    case MC_STRATEGY_BROADCAST:
+        s = mc_strategy_broadcast(plan);
+        break;
+    default:
+        s = mc_strategy_meshcast(plan);
+        break;
+    }
+    if (s)
+        goto err;
+    mc_plan_set_chunks(plan);
+    if ((s = mc_plan_count(plan)))
+        goto err;
+    plan->stats.plan_ms = 1e3 * (mc_now() - t0);
+    s = mc_plan_validate(plan);
+    if (s) {
+        mc_error_context(s, "internal error: %s plan failed validation",
+                         mc_strategy_name(plan->params.strategy, plan->params.sender));
+        s = MC_ERR_INTERNAL;
+        goto err;
+    }
+    plan->stats.valid = 1;
+    if ((s = mc_plan_simulate(plan, &plan->stats.estimate_s)) ||
+        (s = mc_bound_compute(plan->pieces, plan->topo, &plan->stats.lower_bound_s)))
+        goto err;
+    *out = plan;
+    return MC_OK;
+err:
+    mc_plan_destroy(plan);
+    return s;
+}
+
+mc_status_t mc_plan_query(const mc_plan_t *plan, mc_plan_stats_t *out)
+{
+    if (!plan || !out)
+        return mc_error(MC_ERR_INVALID, "mc_plan_query: NULL argument");
+    *out = plan->stats;
+    return MC_OK;
+}
+
+mc_status_t mc_lower_bound(const mc_layout_t *src, const mc_layout_t *dst,
+                           const mc_topology_t *topo, double *seconds)
+{
+    mc_pieces_t *pieces = NULL;
+    mc_status_t s;
+    if (!src || !dst || !topo || !seconds)
+        return mc_error(MC_ERR_INVALID, "mc_lower_bound: NULL argument");
+    if ((s = check_devices(src, topo, "src")) || (s = check_devices(dst, topo, "dst")) ||
+        (s = mc_pieces_compute(src, dst, &pieces)))
+        return s;
+    s = mc_bound_compute(pieces, topo, seconds);
+    mc_pieces_destroy(pieces);
+    return s;
+}

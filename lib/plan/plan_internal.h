@@ -1,0 +1,77 @@
+/* The plan type and the planner's internal interfaces. A plan is pure data: pieces, and
+ * for each piece the flows (sub-boxes) that move it, each along a forest of edges rooted at
+ * holders. Programs for ranks are compiled from it (lib/exec) without changing it. */
+#ifndef MC_PLAN_INTERNAL_H
+#define MC_PLAN_INTERNAL_H
+
+#include "layouts/layout_internal.h"
+#include "layouts/pieces.h"
+#include "meshcast/plan.h"
+
+typedef struct {
+    int64_t from, to; /* device ids; from holds the flow's box, or received it earlier */
+} mc_edge_t;
+
+typedef struct {
+    int64_t piece; /* index into plan->pieces */
+    mc_box_t box;  /* sub-box of the piece's box */
+    int64_t bytes;
+    int64_t chunk_bytes; /* pipeline chunk, a multiple of the element size, > 0 */
+    int64_t edge0;       /* first edge in plan->edges */
+    int64_t nedges;      /* edges in parent-before-child order */
+} mc_flow_t;
+
+struct mc_plan {
+    mc_plan_params_t params;
+    mc_layout_t *src, *dst;
+    mc_topology_t *topo;
+    mc_pieces_t *pieces;
+    int64_t nflows, flows_cap;
+    mc_flow_t *flows;
+    int64_t nedges, edges_cap;
+    mc_edge_t *edges;
+    mc_plan_stats_t stats;
+};
+
+/* Building flows. mc_plan_add_flow opens a flow; mc_plan_add_edge appends to the last. */
+mc_status_t mc_plan_add_flow(mc_plan_t *plan, int64_t piece, const mc_box_t *box);
+mc_status_t mc_plan_add_edge(mc_plan_t *plan, int64_t from, int64_t to);
+
+/* Strategies fill plan->flows from plan->pieces (chunk sizes are set afterwards). */
+mc_status_t mc_strategy_send_recv(mc_plan_t *plan);
+mc_status_t mc_strategy_local_allgather(mc_plan_t *plan);
+mc_status_t mc_strategy_broadcast(mc_plan_t *plan);
+mc_status_t mc_strategy_meshcast(mc_plan_t *plan);
+
+/* Box helpers. */
+int64_t mc_box_volume(const mc_box_t *box, int ndim);
+/* Cuts box into at most k stripes along its outermost dim of extent >= 2 (k capped by
+ * that extent); returns the number written to out (>= 1). */
+int mc_box_split(const mc_box_t *box, int ndim, int k, mc_box_t *out);
+
+/* Cost model of one edge: link class, bandwidth and latency (DESIGN §5). */
+mc_link_class_t mc_edge_class(const mc_topology_t *topo, int64_t from, int64_t to);
+
+/* Chooses chunk_bytes for every flow (explicit param or √(s·α·B/(L−1)) clamped). */
+void mc_plan_set_chunks(mc_plan_t *plan);
+/* Fills the byte and message counts and peak staging in plan->stats. */
+mc_status_t mc_plan_count(mc_plan_t *plan);
+/* Event-driven α–β simulation of the plan; returns seconds. */
+mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds);
+/* Lower bound of DESIGN §5 from pieces and topology. */
+mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *topo, double *seconds);
+
+/* Max over non-empty host sets X of E(X)/B_out(X) where E(X) sums the sizes of groups whose
+ * holder hosts all lie in X: exact, by Dinkelbach iterations of a parametric min-cut.
+ * Group g has size[g] bytes and holder hosts hosts[off[g] .. off[g+1]). */
+mc_status_t mc_bound_closure(int64_t ngroups, const double *size, const int64_t *off,
+                             const int64_t *hosts, int64_t nhosts, const double *bout,
+                             double *best);
+/* Same by enumerating every subset (tests only; nhosts <= 20). */
+double mc_bound_closure_bruteforce(int64_t ngroups, const double *size, const int64_t *off,
+                                   const int64_t *hosts, int64_t nhosts, const double *bout);
+
+/* Membership tests on a piece's sorted holder / needer lists. */
+int mc_piece_needs(const mc_piece_t *p, int64_t device);
+int mc_piece_holds(const mc_piece_t *p, int64_t device);
+#endif

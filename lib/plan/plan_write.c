@@ -1,0 +1,187 @@
+/* Plan output: human text, JSON (flows and pieces in full), DOT (devices by host, edges
+ * summed per device pair). */
+#include <stdlib.h>
+#include "plan_internal.h"
+#include "util/util.h"
+
+static void write_box(const mc_box_t *b, int ndim, FILE *out, int json)
+{
+    fputc('[', out);
+    for (int d = 0; d < ndim; d++)
+        fprintf(out, json ? "%s[%lld,%lld]" : "%s%lld:%lld", d ? "," : "", (long long)b->lo[d],
+                (long long)b->hi[d]);
+    fputc(']', out);
+}
+
+static void write_ids(const int64_t *ids, int n, FILE *out)
+{
+    fputc('[', out);
+    for (int i = 0; i < n; i++)
+        fprintf(out, "%s%lld", i ? "," : "", (long long)ids[i]);
+    fputc(']', out);
+}
+
+static const char *name(const mc_plan_t *plan)
+{
+    return mc_strategy_name(plan->params.strategy, plan->params.sender);
+}
+
+static void write_text(const mc_plan_t *plan, FILE *out)
+{
+    const mc_plan_stats_t *st = &plan->stats;
+    int ndim = plan->pieces->ndim;
+    fprintf(out,
+            "strategy %s on %s (%lld hosts x %lld devices)\n"
+            "pieces %lld  flows %lld  messages %lld  chunks %lld\n"
+            "nic_bytes %lld  intra_host_bytes %lld  local_bytes %lld  peak_staging_bytes %lld\n"
+            "estimate %.6g s  lower_bound %.6g s  estimate/bound %.4f  plan %.3f ms  valid %d\n",
+            name(plan), mc_topology_name(plan->topo), (long long)mc_topology_hosts(plan->topo),
+            (long long)mc_topology_devices_per_host(plan->topo), (long long)st->pieces,
+            (long long)st->flows, (long long)st->messages, (long long)st->chunks,
+            (long long)st->nic_bytes, (long long)st->intra_host_bytes, (long long)st->local_bytes,
+            (long long)st->peak_staging_bytes, st->estimate_s, st->lower_bound_s,
+            st->lower_bound_s > 0 ? st->estimate_s / st->lower_bound_s : 1.0, st->plan_ms,
+            st->valid);
+    for (int64_t i = 0; i < plan->nflows; i++) {
+        const mc_flow_t *f = &plan->flows[i];
+        fprintf(out, "flow %lld piece %lld box ", (long long)i, (long long)f->piece);
+        write_box(&f->box, ndim, out, 0);
+        fprintf(out, " bytes %lld chunk %lld:", (long long)f->bytes, (long long)f->chunk_bytes);
+        for (int64_t j = 0; j < f->nedges; j++) {
+            const mc_edge_t *e = &plan->edges[f->edge0 + j];
+            fprintf(out, " %lld%s%lld", (long long)e->from,
+                    mc_edge_class(plan->topo, e->from, e->to) == MC_LINK_NIC ? "=>" : "->",
+                    (long long)e->to);
+        }
+        fputc('\n', out);
+    }
+}
+
+static void write_json(const mc_plan_t *plan, FILE *out)
+{
+    const mc_plan_stats_t *st = &plan->stats;
+    const mc_pieces_t *ps = plan->pieces;
+    fprintf(out,
+            "{\"strategy\": \"%s\", \"pieces\": %lld, \"flows\": %lld, \"messages\": %lld, "
+            "\"chunks\": %lld, \"nic_bytes\": %lld, \"intra_host_bytes\": %lld, "
+            "\"local_bytes\": %lld, \"peak_staging_bytes\": %lld, \"estimate_s\": %.9g, "
+            "\"lower_bound_s\": %.9g, \"plan_ms\": %.6g, \"valid\": %s,\n \"piece_list\": [",
+            name(plan), (long long)st->pieces, (long long)st->flows, (long long)st->messages,
+            (long long)st->chunks, (long long)st->nic_bytes, (long long)st->intra_host_bytes,
+            (long long)st->local_bytes, (long long)st->peak_staging_bytes, st->estimate_s,
+            st->lower_bound_s, st->plan_ms, st->valid ? "true" : "false");
+    for (int64_t i = 0; i < ps->npieces; i++) {
+        const mc_piece_t *p = &ps->pieces[i];
+        fprintf(out, "%s\n  {\"box\": ", i ? "," : "");
+        write_box(&p->box, ps->ndim, out, 1);
+        fprintf(out, ", \"bytes\": %lld, \"holders\": ", (long long)p->bytes);
+        write_ids(p->holders, p->nholders, out);
+        fputs(", \"needers\": ", out);
+        write_ids(p->needers, p->nneeders, out);
+        fputs(", \"self\": ", out);
+        write_ids(p->self, p->nself, out);
+        fputc('}', out);
+    }
+    fputs("],\n \"flow_list\": [", out);
+    for (int64_t i = 0; i < plan->nflows; i++) {
+        const mc_flow_t *f = &plan->flows[i];
+        fprintf(out, "%s\n  {\"piece\": %lld, \"box\": ", i ? "," : "", (long long)f->piece);
+        write_box(&f->box, ps->ndim, out, 1);
+        fprintf(out, ", \"bytes\": %lld, \"chunk_bytes\": %lld, \"edges\": [", (long long)f->bytes,
+                (long long)f->chunk_bytes);
+        for (int64_t j = 0; j < f->nedges; j++)
+            fprintf(out, "%s[%lld,%lld]", j ? "," : "", (long long)plan->edges[f->edge0 + j].from,
+                    (long long)plan->edges[f->edge0 + j].to);
+        fputs("]}", out);
+    }
+    fputs("]}\n", out);
+}
+
+typedef struct {
+    int64_t from, to;
+    double bytes;
+} pair_t;
+
+static int cmp_pair(const void *a, const void *b)
+{
+    const pair_t *x = a, *y = b;
+    if (x->from != y->from)
+        return x->from < y->from ? -1 : 1;
+    return (x->to > y->to) - (x->to < y->to);
+}
+
+static mc_status_t write_dot(const mc_plan_t *plan, FILE *out)
+{
+    const mc_topology_t *topo = plan->topo;
+    pair_t *pairs = mc_calloc((size_t)plan->nedges + 1, sizeof *pairs);
+    char *used = mc_calloc((size_t)mc_topology_devices(topo), 1);
+    if (!pairs || !used) {
+        free(pairs);
+        free(used);
+        return MC_ERR_NOMEM;
+    }
+    int64_t n = 0;
+    for (int64_t i = 0; i < plan->nflows; i++)
+        for (int64_t j = 0; j < plan->flows[i].nedges; j++) {
+            const mc_edge_t *e = &plan->edges[plan->flows[i].edge0 + j];
+            pairs[n++] = (pair_t){e->from, e->to, (double)plan->flows[i].bytes};
+            used[e->from] = used[e->to] = 1;
+        }
+    qsort(pairs, (size_t)n, sizeof *pairs, cmp_pair);
+    fprintf(out,
+            "digraph plan {\n  label=\"%s: estimate %.4g s, bound %.4g s\";\n"
+            "  node [shape=box, style=rounded];\n",
+            name(plan), plan->stats.estimate_s, plan->stats.lower_bound_s);
+    int64_t dph = mc_topology_devices_per_host(topo);
+    for (int64_t h = 0; h < mc_topology_hosts(topo); h++) {
+        int any = 0;
+        for (int64_t d = h * dph; d < (h + 1) * dph; d++)
+            any |= used[d];
+        if (!any)
+            continue;
+        fprintf(out, "  subgraph cluster_host%lld {\n    label=\"host %lld\";\n", (long long)h,
+                (long long)h);
+        for (int64_t d = h * dph; d < (h + 1) * dph; d++)
+            if (used[d])
+                fprintf(out, "    d%lld [label=\"dev %lld\"];\n", (long long)d, (long long)d);
+        fputs("  }\n", out);
+    }
+    for (int64_t a = 0; a < n;) {
+        int64_t b = a;
+        double bytes = 0;
+        while (b < n && pairs[b].from == pairs[a].from && pairs[b].to == pairs[a].to)
+            bytes += pairs[b++].bytes;
+        int nic = mc_edge_class(topo, pairs[a].from, pairs[a].to) == MC_LINK_NIC;
+        fprintf(out, "  d%lld -> d%lld [label=\"%.3g MiB\"%s];\n", (long long)pairs[a].from,
+                (long long)pairs[a].to, bytes / 1048576.0,
+                nic ? ", color=red, penwidth=2" : ", color=gray40");
+        a = b;
+    }
+    fputs("}\n", out);
+    free(pairs);
+    free(used);
+    return MC_OK;
+}
+
+mc_status_t mc_plan_write(const mc_plan_t *plan, mc_format_t format, FILE *out)
+{
+    if (!plan || !out)
+        return mc_error(MC_ERR_INVALID, "mc_plan_write: NULL argument");
+    switch (format) {
+    case MC_FORMAT_TEXT:
+        write_text(plan, out);
+        break;
+    case MC_FORMAT_JSON:
+        write_json(plan, out);
+        break;
+    case MC_FORMAT_DOT: {
+        mc_status_t s = write_dot(plan, out);
+        if (s)
+            return s;
+        break;
+    }
+    default:
+        return mc_error(MC_ERR_INVALID, "unknown plan format %d", (int)format);
+    }
+    return ferror(out) ? mc_error(MC_ERR_IO, "writing the plan failed") : MC_OK;
+}

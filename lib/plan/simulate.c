@@ -1,0 +1,238 @@
+/* Event-driven α–β simulation of a plan (DESIGN §5).
+ *
+ * Every edge moves its flow in chunks, store-and-forward: chunk k may leave a relay once it
+ * has arrived there. A chunk transfer holds a sender-side port (device out-port inside a
+ * host, the host's NIC out across hosts) and a receiver-side port (device in-port / NIC in)
+ * for latency + bytes / bandwidth. Ports are full-duplex and serve one chunk at a time.
+ * When a sender port frees, it starts the highest-priority ready chunk whose receiver port
+ * is free too (among its LOOKAHEAD best; else the one that can begin soonest), as a NIC
+ * serves whichever stream can make progress. Priority is the chunk's byte offset in its
+ * flow, so concurrent flows progress at equal rates as over a fair transport. Copies between two
+ * buffers of one device run on that device's copy engine, in parallel with the network. */
+#include <stdlib.h>
+#include "heap.h"
+#include "plan_internal.h"
+#include "util/util.h"
+
+enum { EV_READY, EV_FREE };
+#define LOOKAHEAD 16
+
+typedef struct {
+    int64_t flow;
+    int64_t r_send, r_recv; /* resource indices */
+    double latency, inv_bw;
+    int64_t child0, nchild; /* children edges in sim.children */
+} sim_edge_t;
+
+typedef struct {
+    const mc_plan_t *plan;
+    sim_edge_t *edges;
+    int64_t *children;
+    mc_heap_t events;
+    mc_heap_t *waiting; /* per resource: ready chunks that need it as sender port */
+    double *free_at;    /* per resource: time it becomes free */
+    char *busy;         /* per sender resource */
+    int64_t seq;
+    double makespan;
+} sim_t;
+
+static int64_t nchunks(const mc_flow_t *f)
+{
+    return (f->bytes + f->chunk_bytes - 1) / f->chunk_bytes;
+}
+
+static double chunk_bytes(const mc_flow_t *f, int64_t k)
+{
+    int64_t rest = f->bytes - k * f->chunk_bytes;
+    return (double)(rest < f->chunk_bytes ? rest : f->chunk_bytes);
+}
+
+static mc_status_t push_event(sim_t *s, double t, int type, int64_t a, int64_t b)
+{
+    return mc_heap_push(&s->events, (mc_heap_item_t){t, s->seq++, a * 2 + type, b});
+}
+
+static mc_status_t make_ready(sim_t *s, int64_t e, int64_t k)
+{
+    const mc_flow_t *f = &s->plan->flows[s->edges[e].flow];
+    double offset = (double)k * (double)f->chunk_bytes;
+    return mc_heap_push(&s->waiting[s->edges[e].r_send], (mc_heap_item_t){offset, e, e, k});
+}
+
+/* Starts at most one chunk on sender resource r at time t. */
+static mc_status_t try_start(sim_t *s, int64_t r, double t)
+{
+    mc_heap_t *w = &s->waiting[r];
+    mc_heap_item_t cand[LOOKAHEAD];
+    int n = 0, best = 0;
+    mc_status_t st;
+    if (s->busy[r] || w->n == 0)
+        return MC_OK;
+    double best_start = 0;
+    while (n < LOOKAHEAD && w->n > 0) {
+        cand[n] = mc_heap_pop(w);
+        double start = s->free_at[s->edges[cand[n].a].r_recv];
+        start = start > t ? start : t;
+        if (n == 0 || start < best_start) {
+            best_start = start;
+            best = n;
+        }
+        n++;
+        if (start <= t)
+            break;
+    }
+    for (int i = 0; i < n; i++)
+        if (i != best && (st = mc_heap_push(w, cand[i])))
+            return st;
+    const sim_edge_t *e = &s->edges[cand[best].a];
+    const mc_flow_t *f = &s->plan->flows[e->flow];
+    double end = best_start + e->latency + chunk_bytes(f, cand[best].b) * e->inv_bw;
+    s->free_at[e->r_recv] = end;
+    s->free_at[r] = end;
+    s->busy[r] = 1;
+    if (end > s->makespan)
+        s->makespan = end;
+    if ((st = push_event(s, end, EV_FREE, r, 0)))
+        return st;
+    for (int64_t c = 0; c < e->nchild; c++)
+        if ((st = push_event(s, end, EV_READY, s->children[e->child0 + c], cand[best].b)))
+            return st;
+    return MC_OK;
+}
+
+/* Fills edges[] (ports, link figures) and the children lists. */
+static mc_status_t build_edges(sim_t *s)
+{
+    const mc_plan_t *plan = s->plan;
+    const mc_topology_t *topo = plan->topo;
+    int64_t ndev = mc_topology_devices(topo), nhost = mc_topology_hosts(topo);
+    int64_t *last_in = mc_calloc((size_t)ndev, sizeof *last_in);
+    int64_t *parent = mc_calloc((size_t)plan->nedges + 1, sizeof *parent);
+    int64_t *count = mc_calloc((size_t)plan->nedges + 1, sizeof *count);
+    mc_status_t st = MC_OK;
+    if (!last_in || !parent || !count) {
+        st = MC_ERR_NOMEM;
+        goto out;
+    }
+    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
+    mc_link_t nic = mc_topology_link(topo, MC_LINK_NIC);
+    double nic_out = mc_topology_nic_out(topo), nic_in = mc_topology_nic_in(topo);
+    double nic_bw = nic_out < nic_in ? nic_out : nic_in;
+    for (int64_t fi = 0; fi < plan->nflows; fi++) {
+        const mc_flow_t *f = &plan->flows[fi];
+        for (int64_t j = 0; j < f->nedges; j++) {
+            int64_t g = f->edge0 + j;
+            const mc_edge_t *pe = &plan->edges[g];
+            sim_edge_t *e = &s->edges[g];
+            e->flow = fi;
+            /* last_in holds (edge + 1) of the device's incoming edge in this flow */
+            int64_t in = last_in[pe->from];
+            parent[g] = in > f->edge0 ? in - 1 : -1;
+            if (parent[g] >= 0)
+                count[parent[g]]++;
+            last_in[pe->to] = g + 1;
+            if (mc_edge_class(topo, pe->from, pe->to) == MC_LINK_NIC) {
+                e->r_send = 2 * ndev + mc_topology_host_of(topo, pe->from);
+                e->r_recv = 2 * ndev + nhost + mc_topology_host_of(topo, pe->to);
+                e->latency = nic.latency;
+                e->inv_bw = 1.0 / nic_bw;
+            } else {
+                e->r_send = pe->from;
+                e->r_recv = ndev + pe->to;
+                e->latency = intra.latency;
+                e->inv_bw = 1.0 / intra.bandwidth;
+            }
+        }
+    }
+    int64_t off = 0;
+    for (int64_t g = 0; g < plan->nedges; g++) {
+        s->edges[g].child0 = off;
+        off += count[g];
+    }
+    for (int64_t g = 0; g < plan->nedges; g++)
+        if (parent[g] >= 0) {
+            sim_edge_t *p = &s->edges[parent[g]];
+            s->children[p->child0 + p->nchild++] = g;
+        }
+out:
+    free(last_in);
+    free(parent);
+    free(count);
+    return st;
+}
+
+static double copy_time(const mc_plan_t *plan)
+{
+    int64_t ndev = mc_topology_devices(plan->topo);
+    double *t = calloc((size_t)ndev, sizeof *t), worst = 0;
+    mc_link_t copy = mc_topology_link(plan->topo, MC_LINK_COPY);
+    if (!t)
+        return 0;
+    for (int64_t i = 0; i < plan->pieces->npieces; i++) {
+        const mc_piece_t *p = &plan->pieces->pieces[i];
+        for (int j = 0; j < p->nself; j++) {
+            double *d = &t[p->self[j]];
+            *d += copy.latency + (double)p->bytes / copy.bandwidth;
+            worst = *d > worst ? *d : worst;
+        }
+    }
+    free(t);
+    return worst;
+}
+
+mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
+{
+    int64_t ndev = mc_topology_devices(plan->topo), nhost = mc_topology_hosts(plan->topo);
+    int64_t nres = 2 * ndev + 2 * nhost;
+    sim_t s = {.plan = plan};
+    mc_status_t st = MC_OK;
+    s.edges = mc_calloc((size_t)plan->nedges + 1, sizeof *s.edges);
+    s.children = mc_calloc((size_t)plan->nedges + 1, sizeof *s.children);
+    s.waiting = mc_calloc((size_t)nres, sizeof *s.waiting);
+    s.free_at = mc_calloc((size_t)nres, sizeof *s.free_at);
+    s.busy = mc_calloc((size_t)nres, 1);
+    if (!s.edges || !s.children || !s.waiting || !s.free_at || !s.busy) {
+        st = MC_ERR_NOMEM;
+        goto out;
+    }
+    if ((st = build_edges(&s)))
+        goto out;
+    for (int64_t fi = 0; fi < plan->nflows; fi++) {
+        const mc_flow_t *f = &plan->flows[fi];
+        for (int64_t j = 0; j < f->nedges; j++) {
+            int64_t g = f->edge0 + j;
+            if (mc_piece_holds(&plan->pieces->pieces[f->piece], plan->edges[g].from))
+                for (int64_t k = 0; k < nchunks(f); k++)
+                    if ((st = make_ready(&s, g, k)))
+                        goto out;
+        }
+    }
+    for (int64_t r = 0; r < nres; r++)
+        if ((st = try_start(&s, r, 0.0)))
+            goto out;
+    while (s.events.n > 0) {
+        mc_heap_item_t ev = mc_heap_pop(&s.events);
+        int64_t id = ev.a / 2;
+        if (ev.a % 2 == EV_FREE) {
+            s.busy[id] = 0;
+            st = try_start(&s, id, ev.key);
+        } else {
+            if (!(st = make_ready(&s, id, ev.b)))
+                st = try_start(&s, s.edges[id].r_send, ev.key);
+        }
+        if (st)
+            goto out;
+    }
+    double copies = copy_time(plan);
+    *seconds = s.makespan > copies ? s.makespan : copies;
+out:
+    for (int64_t r = 0; s.waiting && r < nres; r++)
+        mc_heap_free(&s.waiting[r]);
+    mc_heap_free(&s.events);
+    free(s.edges);
+    free(s.children);
+    free(s.waiting);
+    free(s.free_at);
+    free(s.busy);
+    return st;
+}

@@ -1,0 +1,92 @@
+/* Helpers shared by the strategies. */
+#include <stdlib.h>
+#include "strategy_common.h"
+#include "util/util.h"
+
+int mc_group_by_host(const mc_topology_t *topo, const int64_t *devs, int n, mc_host_run_t *out)
+{
+    int runs = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t h = mc_topology_host_of(topo, devs[i]);
+        if (runs > 0 && out[runs - 1].host == h) {
+            out[runs - 1].count++;
+            continue;
+        }
+        out[runs++] = (mc_host_run_t){h, i, 1};
+    }
+    return runs;
+}
+
+int64_t mc_least_loaded(const int64_t *devs, int n, const double *load)
+{
+    int64_t best = devs[0];
+    for (int i = 1; i < n; i++)
+        if (load[devs[i]] < load[best])
+            best = devs[i];
+    return best;
+}
+
+const mc_host_run_t *mc_find_run(const mc_host_run_t *runs, int nruns, int64_t host)
+{
+    for (int i = 0; i < nruns; i++)
+        if (runs[i].host == host)
+            return &runs[i];
+    return NULL;
+}
+
+mc_status_t mc_loads_create(const mc_topology_t *topo, mc_loads_t *out)
+{
+    size_t ndev = (size_t)mc_topology_devices(topo), nhost = (size_t)mc_topology_hosts(topo);
+    out->dev_send = mc_calloc(ndev, sizeof(double));
+    out->dev_recv = mc_calloc(ndev, sizeof(double));
+    out->host_send = mc_calloc(nhost, sizeof(double));
+    out->host_recv = mc_calloc(nhost, sizeof(double));
+    if (!out->dev_send || !out->dev_recv || !out->host_send || !out->host_recv) {
+        mc_loads_destroy(out);
+        return MC_ERR_NOMEM;
+    }
+    return MC_OK;
+}
+
+void mc_loads_destroy(mc_loads_t *loads)
+{
+    free(loads->dev_send);
+    free(loads->dev_recv);
+    free(loads->host_send);
+    free(loads->host_recv);
+    *loads = (mc_loads_t){0};
+}
+
+void mc_loads_add(mc_loads_t *loads, const mc_topology_t *topo, int64_t from, int64_t to,
+                  double bytes)
+{
+    int64_t hf = mc_topology_host_of(topo, from), ht = mc_topology_host_of(topo, to);
+    loads->dev_send[from] += bytes;
+    loads->dev_recv[to] += bytes;
+    if (hf != ht) {
+        loads->host_send[hf] += bytes;
+        loads->host_recv[ht] += bytes;
+    }
+}
+
+static int cmp_by_size(const void *a, const void *b, void *ctx)
+{
+    const mc_pieces_t *ps = ctx;
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    int64_t bx = ps->pieces[x].bytes, by = ps->pieces[y].bytes;
+    if (bx != by)
+        return bx > by ? -1 : 1;
+    return (x > y) - (x < y);
+}
+
+mc_status_t mc_pieces_by_size(const mc_pieces_t *pieces, int64_t **out)
+{
+    int64_t *order = mc_calloc((size_t)pieces->npieces + 1, sizeof *order);
+    if (!order)
+        return MC_ERR_NOMEM;
+    for (int64_t i = 0; i < pieces->npieces; i++)
+        order[i] = i;
+    qsort_r(order, (size_t)pieces->npieces, sizeof *order, cmp_by_size, (void *)pieces);
+    *out = order;
+    return MC_OK;
+}

@@ -1,0 +1,35 @@
+/* Helpers shared by the strategies: devices grouped by host, load-balanced choices. */
+#ifndef MC_STRATEGY_COMMON_H
+#define MC_STRATEGY_COMMON_H
+
+#include "plan_internal.h"
+
+typedef struct {
+    int64_t host;
+    int first, count; /* a run of a host-sorted device array */
+} mc_host_run_t;
+
+/* Splits an ascending device list into runs of one host each; returns the number of runs.
+ * out must have room for n runs. */
+int mc_group_by_host(const mc_topology_t *topo, const int64_t *devs, int n, mc_host_run_t *out);
+
+/* The device of devs[0..n) with the least load (ties: lowest id). */
+int64_t mc_least_loaded(const int64_t *devs, int n, const double *load);
+
+/* Run of host h in runs, or NULL. */
+const mc_host_run_t *mc_find_run(const mc_host_run_t *runs, int nruns, int64_t host);
+
+/* Per-device and per-host byte loads, zeroed. */
+typedef struct {
+    double *dev_send, *dev_recv, *host_send, *host_recv;
+} mc_loads_t;
+mc_status_t mc_loads_create(const mc_topology_t *topo, mc_loads_t *out);
+void mc_loads_destroy(mc_loads_t *loads);
+/* Adds bytes of an edge to the loads. */
+void mc_loads_add(mc_loads_t *loads, const mc_topology_t *topo, int64_t from, int64_t to,
+                  double bytes);
+
+/* Pieces ordered for greedy balancing: largest first (ties: original order). *out malloc'd. */
+mc_status_t mc_pieces_by_size(const mc_pieces_t *pieces, int64_t **out);
+
+#endif

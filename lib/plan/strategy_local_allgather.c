@@ -1,0 +1,82 @@
+/* local_allgather (Megatron scatter-gather, Alpa use_local_allgather): a host with k needers
+ * and no holder gets the piece over its NIC once, in k stripes, one to each needer; each
+ * needer then sends its stripe to the host's other needers. Needers in a host that holds
+ * the piece copy it from a local holder. */
+#include <stdlib.h>
+#include "strategy_common.h"
+#include "util/util.h"
+
+static mc_status_t plan_piece(mc_plan_t *plan, int64_t i, mc_loads_t *loads, mc_host_run_t *hruns,
+                              mc_host_run_t *nruns, mc_box_t *stripes)
+{
+    const mc_piece_t *p = &plan->pieces->pieces[i];
+    const mc_topology_t *topo = plan->topo;
+    mc_status_t s = MC_OK;
+    int nh = mc_group_by_host(topo, p->holders, p->nholders, hruns);
+    int nn = mc_group_by_host(topo, p->needers, p->nneeders, nruns);
+    int local_flow = 0;
+    for (int g = 0; g < nn && !s; g++) {
+        const mc_host_run_t *h = mc_find_run(hruns, nh, nruns[g].host);
+        if (!h)
+            continue;
+        if (!local_flow++)
+            s = mc_plan_add_flow(plan, i, &p->box);
+        for (int j = 0; j < nruns[g].count && !s; j++) {
+            int64_t n = p->needers[nruns[g].first + j];
+            int64_t from = mc_least_loaded(p->holders + h->first, h->count, loads->dev_send);
+            mc_loads_add(loads, topo, from, n, (double)p->bytes);
+            s = mc_plan_add_edge(plan, from, n);
+        }
+    }
+    for (int g = 0; g < nn && !s; g++) {
+        if (mc_find_run(hruns, nh, nruns[g].host))
+            continue;
+        const int64_t *needers = p->needers + nruns[g].first;
+        int k = mc_box_split(&p->box, plan->pieces->ndim, nruns[g].count, stripes);
+        for (int st = 0; st < k && !s; st++) {
+            double bytes =
+                (double)(mc_box_volume(&stripes[st], plan->pieces->ndim) * plan->pieces->elem_size);
+            int64_t from = mc_least_loaded(p->holders, p->nholders, loads->dev_send);
+            s = mc_plan_add_flow(plan, i, &stripes[st]);
+            if (!s)
+                s = mc_plan_add_edge(plan, from, needers[st]);
+            mc_loads_add(loads, topo, from, needers[st], bytes);
+            for (int j = 0; j < nruns[g].count && !s; j++) {
+                if (j == st)
+                    continue;
+                mc_loads_add(loads, topo, needers[st], needers[j], bytes);
+                s = mc_plan_add_edge(plan, needers[st], needers[j]);
+            }
+        }
+    }
+    return s;
+}
+
+mc_status_t mc_strategy_local_allgather(mc_plan_t *plan)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    mc_loads_t loads;
+    int64_t most = 1;
+    for (int64_t i = 0; i < ps->npieces; i++) {
+        if (ps->pieces[i].nholders > most)
+            most = ps->pieces[i].nholders;
+        if (ps->pieces[i].nneeders > most)
+            most = ps->pieces[i].nneeders;
+    }
+    mc_status_t s = mc_loads_create(plan->topo, &loads);
+    if (s)
+        return s;
+    mc_host_run_t *hruns = mc_calloc((size_t)most, sizeof *hruns);
+    mc_host_run_t *nruns = mc_calloc((size_t)most, sizeof *nruns);
+    mc_box_t *stripes = mc_calloc((size_t)most, sizeof *stripes);
+    if (!hruns || !nruns || !stripes)
+        s = MC_ERR_NOMEM;
+    for (int64_t i = 0; i < ps->npieces && !s; i++)
+        if (ps->pieces[i].nneeders > 0)
+            s = plan_piece(plan, i, &loads, hruns, nruns, stripes);
+    free(hruns);
+    free(nruns);
+    free(stripes);
+    mc_loads_destroy(&loads);
+    return s;
+}

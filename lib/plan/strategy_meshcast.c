@@ -1,0 +1,157 @@
+/* meshcast: multi-source, load-balanced, chunk-pipelined chains (DESIGN §5).
+ *
+ * Each piece is cut into stripes, one per holder device (stripes stay >= 1 MiB), so every
+ * replica of the source sends. Each stripe is a tree that enters every host needing it
+ * exactly once over the NIC, then runs as a chain through that host's needers. The sender of
+ * each host crossing is chosen greedily, largest pieces first, as the candidate host with the
+ * least NIC egress so far — a holder host, or a host that already got the stripe (a relay),
+ * which is what lets host egress reach the max-closure term of the lower bound. Inside a
+ * host the receiving device is the needer with the least NIC ingress; hosts that hold the
+ * piece feed their own needers from their least-loaded holder. */
+#include <stdlib.h>
+#include "strategy_common.h"
+#include "util/util.h"
+
+#define MIN_STRIPE_BYTES (1 << 20)
+
+typedef struct {
+    mc_plan_t *plan;
+    mc_loads_t loads;
+    mc_host_run_t *hruns, *nruns;
+    mc_box_t *stripes;
+    int64_t *entry; /* per host: device that received the current stripe, or -1 */
+    int64_t *order; /* needing host runs, rotated per stripe */
+} ctx_t;
+
+/* Chain from `first` (already holding the stripe) through the other needers of a run. */
+static mc_status_t chain_in_host(ctx_t *c, const int64_t *needers, int count, int64_t first,
+                                 double bytes)
+{
+    mc_status_t s = MC_OK;
+    int start = 0;
+    while (start < count && needers[start] != first)
+        start++;
+    int64_t prev = first;
+    for (int k = 1; k <= count && !s; k++) {
+        int64_t n = needers[(start + k) % count];
+        if (n == first)
+            continue;
+        mc_loads_add(&c->loads, c->plan->topo, prev, n, bytes);
+        s = mc_plan_add_edge(c->plan, prev, n);
+        prev = n;
+    }
+    return s;
+}
+
+/* Host (holder host or a host already served in this stripe) with the least NIC egress. */
+static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, int64_t *from_holder)
+{
+    const mc_topology_t *topo = c->plan->topo;
+    int64_t best = -1;
+    double best_load = 0;
+    for (int i = 0; i < nh; i++) {
+        double l = c->loads.host_send[c->hruns[i].host];
+        if (best < 0 || l < best_load) {
+            best = c->hruns[i].host;
+            best_load = l;
+        }
+    }
+    for (int64_t h = 0; h < mc_topology_hosts(topo); h++)
+        if (c->entry[h] >= 0 && c->loads.host_send[h] < best_load) {
+            best = h;
+            best_load = c->loads.host_send[h];
+        }
+    const mc_host_run_t *run = mc_find_run(c->hruns, nh, best);
+    *from_holder = run != NULL;
+    return run ? mc_least_loaded(p->holders + run->first, run->count, c->loads.dev_send)
+               : c->entry[best];
+}
+
+static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation)
+{
+    mc_plan_t *plan = c->plan;
+    const mc_piece_t *p = &plan->pieces->pieces[i];
+    const mc_topology_t *topo = plan->topo;
+    int ndim = plan->pieces->ndim;
+    mc_status_t s = MC_OK;
+    int nh = mc_group_by_host(topo, p->holders, p->nholders, c->hruns);
+    int nn = mc_group_by_host(topo, p->needers, p->nneeders, c->nruns);
+    int nneed = 0;
+    for (int g = 0; g < nn; g++)
+        if (!mc_find_run(c->hruns, nh, c->nruns[g].host))
+            c->order[nneed++] = g;
+    int64_t want = p->bytes / MIN_STRIPE_BYTES;
+    int k = p->nholders < want ? p->nholders : (int)(want > 1 ? want : 1);
+    k = mc_box_split(&p->box, ndim, k, c->stripes);
+    for (int st = 0; st < k && !s; st++) {
+        double bytes = (double)(mc_box_volume(&c->stripes[st], ndim) * plan->pieces->elem_size);
+        s = mc_plan_add_flow(plan, i, &c->stripes[st]);
+        /* hosts that hold the piece: chain from a local holder */
+        for (int g = 0; g < nn && !s; g++) {
+            const mc_host_run_t *run = mc_find_run(c->hruns, nh, c->nruns[g].host);
+            if (!run)
+                continue;
+            const int64_t *needers = p->needers + c->nruns[g].first;
+            int64_t from = mc_least_loaded(p->holders + run->first, run->count, c->loads.dev_send);
+            int64_t to = mc_least_loaded(needers, c->nruns[g].count, c->loads.dev_recv);
+            mc_loads_add(&c->loads, topo, from, to, bytes);
+            if (!(s = mc_plan_add_edge(plan, from, to)))
+                s = chain_in_host(c, needers, c->nruns[g].count, to, bytes);
+        }
+        /* hosts that need it: one NIC crossing each, rotating which host goes first */
+        for (int j = 0; j < nneed && !s; j++) {
+            const mc_host_run_t *g = &c->nruns[c->order[(j + st + rotation) % nneed]];
+            const int64_t *needers = p->needers + g->first;
+            int64_t from_holder, from = pick_sender(c, p, nh, &from_holder);
+            int64_t to = mc_least_loaded(needers, g->count, c->loads.dev_recv);
+            mc_loads_add(&c->loads, topo, from, to, bytes);
+            c->entry[g->host] = to;
+            if (!(s = mc_plan_add_edge(plan, from, to)))
+                s = chain_in_host(c, needers, g->count, to, bytes);
+        }
+        for (int j = 0; j < nneed; j++)
+            c->entry[c->nruns[c->order[j]].host] = -1;
+    }
+    return s;
+}
+
+mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    ctx_t c = {.plan = plan};
+    int64_t most = 1, nhost = mc_topology_hosts(plan->topo), *by_size = NULL;
+    for (int64_t i = 0; i < ps->npieces; i++) {
+        if (ps->pieces[i].nholders > most)
+            most = ps->pieces[i].nholders;
+        if (ps->pieces[i].nneeders > most)
+            most = ps->pieces[i].nneeders;
+    }
+    mc_status_t s = mc_loads_create(plan->topo, &c.loads);
+    if (s)
+        return s;
+    c.hruns = mc_calloc((size_t)most, sizeof *c.hruns);
+    c.nruns = mc_calloc((size_t)most, sizeof *c.nruns);
+    c.stripes = mc_calloc((size_t)most, sizeof *c.stripes);
+    c.entry = mc_calloc((size_t)nhost, sizeof *c.entry);
+    c.order = mc_calloc((size_t)most, sizeof *c.order);
+    if (!c.hruns || !c.nruns || !c.stripes || !c.entry || !c.order) {
+        s = MC_ERR_NOMEM;
+        goto out;
+    }
+    for (int64_t h = 0; h < nhost; h++)
+        c.entry[h] = -1;
+    if ((s = mc_pieces_by_size(ps, &by_size)))
+        goto out;
+    for (int64_t k = 0; k < ps->npieces && !s; k++)
+        if (ps->pieces[by_size[k]].nneeders > 0)
+            s = plan_piece(&c, by_size[k], k);
+out:
+    free(by_size);
+    free(c.hruns);
+    free(c.nruns);
+    free(c.stripes);
+    free(c.entry);
+    free(c.order);
+    mc_loads_destroy(&c.loads);
+    return s;
+}

@@ -1,0 +1,131 @@
+/* Plan validator: every needer gets every byte it needs exactly once, from a device that has
+ * it at that moment, and nothing is sent where it is neither needed nor forwarded. */
+#include <stdlib.h>
+#include <string.h>
+#include "plan_internal.h"
+#include "util/util.h"
+
+typedef struct {
+    int64_t piece, needer, flow;
+} delivery_t;
+
+static int cmp_delivery(const void *a, const void *b)
+{
+    const delivery_t *x = a, *y = b;
+    if (x->piece != y->piece)
+        return x->piece < y->piece ? -1 : 1;
+    if (x->needer != y->needer)
+        return x->needer < y->needer ? -1 : 1;
+    return (x->flow > y->flow) - (x->flow < y->flow);
+}
+
+static int boxes_overlap(const mc_box_t *a, const mc_box_t *b, int ndim)
+{
+    for (int d = 0; d < ndim; d++)
+        if (a->hi[d] <= b->lo[d] || b->hi[d] <= a->lo[d])
+            return 0;
+    return 1;
+}
+
+static mc_status_t check_flow(const mc_plan_t *plan, int64_t fi, int64_t *stamp, delivery_t *out,
+                              int64_t *nout)
+{
+    const mc_flow_t *f = &plan->flows[fi];
+    const mc_pieces_t *ps = plan->pieces;
+    int ndim = ps->ndim;
+    int64_t ndev = mc_topology_devices(plan->topo);
+    if (f->piece < 0 || f->piece >= ps->npieces)
+        return mc_error(MC_ERR_INVALID, "flow %lld: no piece %lld", (long long)fi,
+                        (long long)f->piece);
+    const mc_piece_t *p = &ps->pieces[f->piece];
+    for (int d = 0; d < ndim; d++)
+        if (f->box.lo[d] < p->box.lo[d] || f->box.hi[d] > p->box.hi[d] ||
+            f->box.lo[d] >= f->box.hi[d])
+            return mc_error(MC_ERR_INVALID, "flow %lld: box is empty or outside piece %lld",
+                            (long long)fi, (long long)f->piece);
+    if (f->chunk_bytes <= 0 || f->chunk_bytes % ps->elem_size)
+        return mc_error(MC_ERR_INVALID, "flow %lld: bad chunk size %lld", (long long)fi,
+                        (long long)f->chunk_bytes);
+    for (int64_t j = 0; j < f->nedges; j++) {
+        const mc_edge_t *e = &plan->edges[f->edge0 + j];
+        if (e->from < 0 || e->from >= ndev || e->to < 0 || e->to >= ndev || e->from == e->to)
+            return mc_error(MC_ERR_INVALID, "flow %lld: bad edge %lld -> %lld", (long long)fi,
+                            (long long)e->from, (long long)e->to);
+        if (!mc_piece_holds(p, e->from) && stamp[e->from] != fi + 1)
+            return mc_error(MC_ERR_INVALID,
+                            "flow %lld: device %lld sends piece %lld before it has it",
+                            (long long)fi, (long long)e->from, (long long)f->piece);
+        if (mc_piece_holds(p, e->to) || stamp[e->to] == fi + 1)
+            return mc_error(MC_ERR_INVALID, "flow %lld: device %lld receives bytes it has",
+                            (long long)fi, (long long)e->to);
+        stamp[e->to] = fi + 1;
+        if (mc_piece_needs(p, e->to)) {
+            out[(*nout)++] = (delivery_t){f->piece, e->to, fi};
+            continue;
+        }
+        int forwards = 0;
+        for (int64_t k = j + 1; k < f->nedges && !forwards; k++)
+            forwards = plan->edges[f->edge0 + k].from == e->to;
+        if (!forwards)
+            return mc_error(MC_ERR_INVALID,
+                            "flow %lld: device %lld gets piece %lld but neither needs nor "
+                            "forwards it",
+                            (long long)fi, (long long)e->to, (long long)f->piece);
+    }
+    return MC_OK;
+}
+
+mc_status_t mc_plan_validate(const mc_plan_t *plan)
+{
+    mc_status_t s = MC_OK;
+    if (!plan)
+        return mc_error(MC_ERR_INVALID, "mc_plan_validate: NULL plan");
+    const mc_pieces_t *ps = plan->pieces;
+    int64_t ndev = mc_topology_devices(plan->topo);
+    int64_t *stamp = mc_calloc((size_t)ndev, sizeof *stamp);
+    delivery_t *del = mc_calloc((size_t)plan->nedges + 1, sizeof *del);
+    int64_t ndel = 0;
+    if (!stamp || !del) {
+        s = MC_ERR_NOMEM;
+        goto out;
+    }
+    for (int64_t fi = 0; fi < plan->nflows && !s; fi++)
+        s = check_flow(plan, fi, stamp, del, &ndel);
+    if (s)
+        goto out;
+    qsort(del, (size_t)ndel, sizeof *del, cmp_delivery);
+    int64_t groups_seen = 0, expected = 0;
+    for (int64_t i = 0; i < ps->npieces; i++)
+        expected += ps->pieces[i].nneeders;
+    for (int64_t a = 0; a < ndel;) {
+        int64_t b = a, vol = 0;
+        const mc_piece_t *p = &ps->pieces[del[a].piece];
+        while (b < ndel && del[b].piece == del[a].piece && del[b].needer == del[a].needer)
+            b++;
+        for (int64_t i = a; i < b; i++) {
+            const mc_box_t *bi = &plan->flows[del[i].flow].box;
+            vol += mc_box_volume(bi, ps->ndim);
+            for (int64_t j = a; j < i; j++)
+                if (boxes_overlap(bi, &plan->flows[del[j].flow].box, ps->ndim)) {
+                    s = mc_error(MC_ERR_INVALID, "device %lld gets bytes of piece %lld twice",
+                                 (long long)del[a].needer, (long long)del[a].piece);
+                    goto out;
+                }
+        }
+        if (vol != mc_box_volume(&p->box, ps->ndim)) {
+            s = mc_error(MC_ERR_INVALID, "device %lld gets %lld of the %lld elements of piece %lld",
+                         (long long)del[a].needer, (long long)vol,
+                         (long long)mc_box_volume(&p->box, ps->ndim), (long long)del[a].piece);
+            goto out;
+        }
+        groups_seen++;
+        a = b;
+    }
+    if (groups_seen != expected)
+        s = mc_error(MC_ERR_INVALID, "%lld (piece, needer) pairs receive nothing",
+                     (long long)(expected - groups_seen));
+out:
+    free(stamp);
+    free(del);
+    return s;
+}

@@ -1,0 +1,191 @@
+/* Option parsing shared by the subcommands that take a resharding case. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "cli.h"
+#include "util/util.h"
+
+int cli_fail(mc_status_t status, const char *what)
+{
+    fprintf(stderr, "meshcast: %s: %s\n", what, mc_last_error());
+    switch (status) {
+    case MC_ERR_INVALID:
+    case MC_ERR_OVERFLOW:
+    case MC_ERR_NOT_FOUND:
+    case MC_ERR_UNSUPPORTED:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
+int cli_usage_error(const char *fmt, ...)
+{
+    va_list ap;
+    fputs("meshcast: ", stderr);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+    return 2;
+}
+
+int cli_case_option(cli_case_t *c, int argc, char **argv, int *i)
+{
+    static const struct {
+        const char *flag;
+        size_t offset;
+    } opts[] = {
+        {"--shape", offsetof(cli_case_t, shape)},
+        {"--dtype", offsetof(cli_case_t, dtype)},
+        {"--src-mesh", offsetof(cli_case_t, src_mesh)},
+        {"--dst-mesh", offsetof(cli_case_t, dst_mesh)},
+        {"--src-spec", offsetof(cli_case_t, src_spec)},
+        {"--dst-spec", offsetof(cli_case_t, dst_spec)},
+        {"--src-devices", offsetof(cli_case_t, src_devices)},
+        {"--dst-devices", offsetof(cli_case_t, dst_devices)},
+        {"--topology", offsetof(cli_case_t, topology)},
+        {"--hosts", offsetof(cli_case_t, hosts)},
+        {"--strategy", offsetof(cli_case_t, strategy)},
+        {"--chunk", offsetof(cli_case_t, chunk)},
+    };
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        if (strcmp(argv[*i], opts[k].flag))
+            continue;
+        if (*i + 1 >= argc) {
+            cli_usage_error("%s needs a value", opts[k].flag);
+            return -1;
+        }
+        *(const char **)((char *)c + opts[k].offset) = argv[++*i];
+        return 1;
+    }
+    return 0;
+}
+
+/* "1024,1024,512" (or "1024x1024x512") into positive sizes. */
+static mc_status_t parse_shape(const char *text, int *ndim, int64_t *shape)
+{
+    char buf[256];
+    if (strlen(text) >= sizeof buf)
+        return mc_error(MC_ERR_INVALID, "shape '%s' is too long", text);
+    strcpy(buf, text);
+    int n = 0;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, ",x", &save); tok; tok = strtok_r(NULL, ",x", &save)) {
+        if (n == MC_MAX_NDIM)
+            return mc_error(MC_ERR_INVALID, "shape '%s' has more than %d dimensions", text,
+                            MC_MAX_NDIM);
+        mc_status_t s = mc_parse_size(tok, "shape", &shape[n]);
+        if (s)
+            return mc_error_context(s, "shape '%s'", text);
+        if (shape[n] == 0)
+            return mc_error(MC_ERR_INVALID, "shape '%s': dimension %d is 0", text, n);
+        n++;
+    }
+    if (n == 0)
+        return mc_error(MC_ERR_INVALID, "shape '%s' is empty", text);
+    *ndim = n;
+    return MC_OK;
+}
+
+static int build_layout(const cli_case_t *c, int ndim, const int64_t *shape, mc_dtype_t dtype,
+                        const char *side, const char *mesh_text, const char *devices, int64_t first,
+                        const char *spec_text, mc_layout_t **out)
+{
+    char what[64];
+    mc_mesh_t *mesh = NULL;
+    mc_spec_t *spec = NULL;
+    mc_status_t s;
+    (void)c;
+    snprintf(what, sizeof what, "%s mesh", side);
+    if ((s = mc_mesh_parse(mesh_text, devices, first, &mesh)))
+        return cli_fail(s, what);
+    snprintf(what, sizeof what, "%s spec", side);
+    if ((s = mc_spec_parse(spec_text, mesh, ndim, &spec))) {
+        mc_mesh_destroy(mesh);
+        return cli_fail(s, what);
+    }
+    snprintf(what, sizeof what, "%s layout", side);
+    s = mc_layout_create(ndim, shape, dtype, mesh, spec, out);
+    mc_spec_destroy(spec);
+    mc_mesh_destroy(mesh);
+    return s ? cli_fail(s, what) : 0;
+}
+
+static int64_t max_device(const mc_layout_t *layout)
+{
+    const mc_mesh_t *mesh = mc_layout_mesh(layout);
+    int64_t m = -1;
+    for (int64_t i = 0; i < mc_mesh_size(mesh); i++)
+        if (mc_mesh_device(mesh, i) > m)
+            m = mc_mesh_device(mesh, i);
+    return m;
+}
+
+int cli_case_build(const cli_case_t *c, cli_built_t *out)
+{
+    int ndim = 0, rc;
+    int64_t shape[MC_MAX_NDIM];
+    mc_dtype_t dtype = MC_DTYPE_F32;
+    mc_status_t s;
+    memset(out, 0, sizeof *out);
+    const char *missing = !c->shape      ? "--shape"
+                          : !c->src_mesh ? "--src-mesh"
+                          : !c->dst_mesh ? "--dst-mesh"
+                          : !c->src_spec ? "--src-spec"
+                          : !c->dst_spec ? "--dst-spec"
+                                         : NULL;
+    if (missing)
+        return cli_usage_error("missing %s", missing);
+    if ((s = parse_shape(c->shape, &ndim, shape)))
+        return cli_fail(s, "bad --shape");
+    if (c->dtype && (s = mc_dtype_parse(c->dtype, &dtype)))
+        return cli_fail(s, "bad --dtype");
+    if ((rc = build_layout(c, ndim, shape, dtype, "src", c->src_mesh, c->src_devices, 0,
+                           c->src_spec, &out->src)))
+        goto err;
+    if ((rc = build_layout(c, ndim, shape, dtype, "dst", c->dst_mesh, c->dst_devices,
+                           max_device(out->src) + 1, c->dst_spec, &out->dst)))
+        goto err;
+    if ((s = mc_topology_load(c->topology ? c->topology : "p3.8xlarge", &out->topo))) {
+        rc = cli_fail(s, "bad --topology");
+        goto err;
+    }
+    int64_t top =
+        max_device(out->src) > max_device(out->dst) ? max_device(out->src) : max_device(out->dst);
+    int64_t dph = mc_topology_devices_per_host(out->topo);
+    int64_t hosts = top / dph + 1;
+    if (c->hosts) {
+        int64_t h;
+        if ((s = mc_parse_size(c->hosts, "--hosts", &h)) || h == 0) {
+            rc = s ? cli_fail(s, "bad --hosts")
+                   : cli_usage_error("bad --hosts: '%s' must be at least 1", c->hosts);
+            goto err;
+        }
+        if (h < hosts) {
+            rc = cli_usage_error("meshes do not fit the topology: device %lld is on host %lld "
+                                 "but --hosts %lld (%lld devices per host)",
+                                 (long long)top, (long long)(top / dph), (long long)h,
+                                 (long long)dph);
+            goto err;
+        }
+        hosts = h;
+    }
+    if ((s = mc_topology_set_hosts(out->topo, hosts))) {
+        rc = cli_fail(s, "topology");
+        goto err;
+    }
+    return 0;
+err:
+    cli_built_free(out);
+    return rc;
+}
+
+void cli_built_free(cli_built_t *b)
+{
+    mc_layout_destroy(b->src);
+    mc_layout_destroy(b->dst);
+    mc_topology_destroy(b->topo);
+    memset(b, 0, sizeof *b);
+}

@@ -1,0 +1,74 @@
+/* `meshcast plan`: plan one resharding with one strategy or all, print a table, JSON or DOT. */
+#include <stdio.h>
+#include <string.h>
+#include "cli.h"
+#include "plan_table.h"
+
+static void usage(FILE *f)
+{
+    fputs(
+        "usage: meshcast plan --shape 1024,1024,512 [--dtype f32] --src-mesh 2x4 --src-spec S0RR\n"
+        "                     --dst-mesh 2x4 --dst-spec RS0R [--src-devices 0-7] [--dst-devices "
+        "8-15]\n"
+        "                     [--topology p3.8xlarge|FILE] [--hosts N] [--strategy NAME|all]\n"
+        "                     [--chunk BYTES] [--json] [--dot FILE] [--flows]\n"
+        "strategies: send_recv local_allgather broadcast (= broadcast_lb_size) broadcast_first\n"
+        "            broadcast_lb_size broadcast_lb_order meshcast all\n",
+        f);
+}
+
+int cmd_plan(int argc, char **argv)
+{
+    cli_case_t c = {0};
+    const char *dot = NULL;
+    int json = 0, flows = 0, rc;
+    for (int i = 1; i < argc; i++) {
+        int r = cli_case_option(&c, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r)
+            continue;
+        if (!strcmp(argv[i], "--json")) {
+            json = 1;
+        } else if (!strcmp(argv[i], "--flows")) {
+            flows = 1;
+        } else if (!strcmp(argv[i], "--dot") && i + 1 < argc) {
+            dot = argv[++i];
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(stdout);
+            return 0;
+        } else {
+            return cli_usage_error("plan: unknown option '%s' (see meshcast plan --help)", argv[i]);
+        }
+    }
+    cli_built_t b;
+    if ((rc = cli_case_build(&c, &b)))
+        return rc;
+    plan_row_t rows[MC_PLAN_TABLE_MAX];
+    int nrows = 0;
+    rc = plan_table_run(&c, &b, rows, &nrows);
+    if (rc)
+        goto out;
+    if (json) {
+        plan_table_json(rows, nrows, stdout);
+    } else {
+        plan_table_print(rows, nrows, stdout);
+        for (int i = 0; flows && i < nrows; i++)
+            mc_plan_write(rows[i].plan, MC_FORMAT_TEXT, stdout);
+    }
+    if (dot) {
+        FILE *f = fopen(dot, "w");
+        if (!f) {
+            rc = cli_usage_error("cannot write --dot file '%s'", dot);
+            goto out;
+        }
+        /* with --strategy all the picture is of meshcast's plan (the last row) */
+        mc_status_t s = mc_plan_write(rows[nrows - 1].plan, MC_FORMAT_DOT, f);
+        if (fclose(f) || s)
+            rc = cli_fail(s ? s : MC_ERR_IO, "writing --dot");
+    }
+out:
+    plan_table_free(rows, nrows);
+    cli_built_free(&b);
+    return rc;
+}

@@ -1,0 +1,88 @@
+/* Planning with one or every strategy, and the table / JSON that `plan` and `bench` print. */
+#include <stdlib.h>
+#include <string.h>
+#include "plan_table.h"
+#include "util/util.h"
+
+static const char *const all_strategies[] = {"send_recv",          "local_allgather",
+                                             "broadcast_first",    "broadcast_lb_size",
+                                             "broadcast_lb_order", "meshcast"};
+
+int plan_table_run(const cli_case_t *c, const cli_built_t *b, plan_row_t *rows, int *nrows)
+{
+    const char *const *names = all_strategies;
+    int n = sizeof all_strategies / sizeof all_strategies[0];
+    const char *one = c->strategy ? c->strategy : "meshcast";
+    mc_plan_params_t params = {.field_mask = MC_PLAN_PARAM_STRATEGY | MC_PLAN_PARAM_SENDER};
+    mc_status_t s;
+    if (strcmp(one, "all")) {
+        names = &one;
+        n = 1;
+    }
+    if (c->chunk) {
+        if ((s = mc_parse_size(c->chunk, "--chunk", &params.chunk_bytes)))
+            return cli_fail(s, "bad --chunk");
+        if (params.chunk_bytes == 0)
+            return cli_usage_error("bad --chunk: must be at least one element");
+        params.field_mask |= MC_PLAN_PARAM_CHUNK_BYTES;
+    }
+    *nrows = 0;
+    for (int i = 0; i < n; i++) {
+        if ((s = mc_strategy_parse(names[i], &params.strategy, &params.sender)))
+            return cli_fail(s, "bad --strategy");
+        plan_row_t *r = &rows[(*nrows)++];
+        r->strategy = names[i];
+        if ((s = mc_plan_create(b->src, b->dst, b->topo, &params, &r->plan))) {
+            (*nrows)--;
+            return cli_fail(s, names[i]);
+        }
+        mc_plan_query(r->plan, &r->stats);
+    }
+    return 0;
+}
+
+void plan_table_print(const plan_row_t *rows, int nrows, FILE *out)
+{
+    fprintf(out, "%-18s %8s %9s %13s %13s %12s %11s %11s %8s %9s\n", "strategy", "pieces",
+            "messages", "nic_bytes", "intra_bytes", "peak_stage", "estimate_s", "bound_s",
+            "est/bnd", "plan_ms");
+    for (int i = 0; i < nrows; i++) {
+        const mc_plan_stats_t *st = &rows[i].stats;
+        fprintf(out, "%-18s %8lld %9lld %13lld %13lld %12lld %11.5g %11.5g %8.3f %9.3f\n",
+                rows[i].strategy, (long long)st->pieces, (long long)st->messages,
+                (long long)st->nic_bytes, (long long)st->intra_host_bytes,
+                (long long)st->peak_staging_bytes, st->estimate_s, st->lower_bound_s,
+                st->lower_bound_s > 0 ? st->estimate_s / st->lower_bound_s : 1.0, st->plan_ms);
+    }
+}
+
+void plan_row_json_fields(const plan_row_t *row, FILE *out)
+{
+    const mc_plan_stats_t *st = &row->stats;
+    fprintf(out,
+            "\"strategy\": \"%s\", \"pieces\": %lld, \"messages\": %lld, \"chunks\": %lld, "
+            "\"nic_bytes\": %lld, \"intra_host_bytes\": %lld, \"local_bytes\": %lld, "
+            "\"peak_staging_bytes\": %lld, \"estimate_s\": %.9g, \"lower_bound_s\": %.9g, "
+            "\"plan_ms\": %.6g, \"valid\": %s",
+            row->strategy, (long long)st->pieces, (long long)st->messages, (long long)st->chunks,
+            (long long)st->nic_bytes, (long long)st->intra_host_bytes, (long long)st->local_bytes,
+            (long long)st->peak_staging_bytes, st->estimate_s, st->lower_bound_s, st->plan_ms,
+            st->valid ? "true" : "false");
+}
+
+void plan_table_json(const plan_row_t *rows, int nrows, FILE *out)
+{
+    fputs("{\"plans\": [", out);
+    for (int i = 0; i < nrows; i++) {
+        fputs(i ? ",\n  {" : "\n  {", out);
+        plan_row_json_fields(&rows[i], out);
+        fputc('}', out);
+    }
+    fputs("\n]}\n", out);
+}
+
+void plan_table_free(plan_row_t *rows, int nrows)
+{
+    for (int i = 0; i < nrows; i++)
+        mc_plan_destroy(rows[i].plan);
+}

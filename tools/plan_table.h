@@ -1,0 +1,26 @@
+/* Planning one case with one or all strategies, as rows of a table (plan and bench). */
+#ifndef MC_TOOL_PLAN_TABLE_H
+#define MC_TOOL_PLAN_TABLE_H
+
+#include <stdio.h>
+#include "cli.h"
+
+#define MC_PLAN_TABLE_MAX 8
+
+typedef struct {
+    const char *strategy;
+    mc_plan_t *plan;
+    mc_plan_stats_t stats;
+} plan_row_t;
+
+/* Plans case c (built as b) with c->strategy (default meshcast; "all" = every strategy,
+ * meshcast last). Returns an exit status (prints one line on failure). */
+int plan_table_run(const cli_case_t *c, const cli_built_t *b, plan_row_t *rows, int *nrows);
+void plan_table_print(const plan_row_t *rows, int nrows, FILE *out);
+/* {"plans": [...]} per the JSON contract of DESIGN §6. */
+void plan_table_json(const plan_row_t *rows, int nrows, FILE *out);
+/* One plan's contract keys, as a JSON object body without braces. */
+void plan_row_json_fields(const plan_row_t *row, FILE *out);
+void plan_table_free(plan_row_t *rows, int nrows);
+
+#endif
