@@ -135,7 +135,8 @@ mc_status_t mc_pieces_compute(const mc_layout_t *src, const mc_layout_t *dst, mc
     if ((s = group_devices(src, &gs)) || (s = group_devices(dst, &gd)))
         goto err_groups;
     /* Each cell stores its holders plus its dst group split into needers and self. */
-    if (mc_add_i64(gs.group_size, gd.group_size, &per_cell) ||
+    if (gs.group_size > INT32_MAX || gd.group_size > INT32_MAX || /* counts are int */
+        mc_add_i64(gs.group_size, gd.group_size, &per_cell) ||
         mc_mul_i64(ncells, per_cell, &nids) || (uint64_t)nids > SIZE_MAX / sizeof(int64_t) ||
         (uint64_t)ncells > SIZE_MAX / sizeof(mc_piece_t)) {
         s = mc_error(MC_ERR_OVERFLOW, "pieces: %lld pieces do not fit in memory",
