@@ -43,6 +43,9 @@ mc_status_t mc_strategy_local_allgather(mc_plan_t *plan);
 mc_status_t mc_strategy_broadcast(mc_plan_t *plan);
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan);
 
+/* Reorders flows in rounds of host-disjoint NIC crossings (lib/plan/order.c). */
+mc_status_t mc_plan_order_rounds(mc_plan_t *plan);
+
 /* Box helpers. */
 int64_t mc_box_volume(const mc_box_t *box, int ndim);
 /* Cuts box into at most k stripes along its outermost dim of extent >= 2 (k capped by

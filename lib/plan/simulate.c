@@ -3,7 +3,9 @@
  * Every edge moves its flow in chunks, store-and-forward: chunk k may leave a relay once it
  * has arrived there. A chunk transfer holds a sender-side port (device out-port inside a
  * host, the host's NIC out across hosts) and a receiver-side port (device in-port / NIC in)
- * for latency + bytes / bandwidth. Ports are full-duplex and serve one chunk at a time.
+ * for bytes / bandwidth, and arrives one link latency after its last byte left: latency
+ * delays a chunk but does not hold the port, as transports keep several messages in flight.
+ * Ports are full-duplex and serve one chunk at a time.
  * When a sender port frees, it starts the highest-priority ready chunk whose receiver port
  * is free too (among its LOOKAHEAD best; else the one that can begin soonest), as a NIC
  * serves whichever stream can make progress. Priority is the chunk's byte offset in its
@@ -86,16 +88,17 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
             return st;
     const sim_edge_t *e = &s->edges[cand[best].a];
     const mc_flow_t *f = &s->plan->flows[e->flow];
-    double end = best_start + e->latency + chunk_bytes(f, cand[best].b) * e->inv_bw;
-    s->free_at[e->r_recv] = end;
-    s->free_at[r] = end;
+    double busy_until = best_start + chunk_bytes(f, cand[best].b) * e->inv_bw;
+    double arrival = busy_until + e->latency;
+    s->free_at[e->r_recv] = busy_until;
+    s->free_at[r] = busy_until;
     s->busy[r] = 1;
-    if (end > s->makespan)
-        s->makespan = end;
-    if ((st = push_event(s, end, EV_FREE, r, 0)))
+    if (arrival > s->makespan)
+        s->makespan = arrival;
+    if ((st = push_event(s, busy_until, EV_FREE, r, 0)))
         return st;
     for (int64_t c = 0; c < e->nchild; c++)
-        if ((st = push_event(s, end, EV_READY, s->children[e->child0 + c], cand[best].b)))
+        if ((st = push_event(s, arrival, EV_READY, s->children[e->child0 + c], cand[best].b)))
             return st;
     return MC_OK;
 }

@@ -1,8 +1,10 @@
 /* meshcast: multi-source, load-balanced, chunk-pipelined chains (DESIGN §5).
  *
- * Each piece is cut into stripes, one per holder device (stripes stay >= 1 MiB), so every
- * replica of the source sends. Each stripe is a tree that enters every host needing it
- * exactly once over the NIC, then runs as a chain through that host's needers. The sender of
+ * Each piece is cut into stripes, one per holder device and at least one per needer of the
+ * widest needing host (stripes stay >= 1 MiB), so every replica of the source sends and
+ * every receiving device forwards a share. Each stripe is a tree that enters every host needing it
+ * exactly once over the NIC, then fans out to that host's needers (a star or a chain,
+ * by the ratio of device-link to NIC bandwidth). The sender of
  * each host crossing is chosen greedily, largest pieces first, as the candidate host with the
  * least NIC egress so far — a holder host, or a host that already got the stripe (a relay),
  * which is what lets host egress reach the max-closure term of the lower bound. Inside a
@@ -23,22 +25,26 @@ typedef struct {
     int64_t *order; /* needing host runs, rotated per stripe */
 } ctx_t;
 
-/* Chain from `first` (already holding the stripe) through the other needers of a run. */
-static mc_status_t chain_in_host(ctx_t *c, const int64_t *needers, int count, int64_t first,
-                                 double bytes)
+/* Fan-out inside a host from `first` (already holding the stripe) to the run's other
+ * needers: a tree of degree k, where k is how many NIC-rate streams one device port can
+ * forward at once (B_intra / B_nic_in): a star where NVLink dwarfs the NIC (shallow pipeline),
+ * a chain where they are comparable (every port carries the stripe once). */
+static mc_status_t fan_out_in_host(ctx_t *c, const int64_t *needers, int count, int64_t first,
+                                   double bytes)
 {
     mc_status_t s = MC_OK;
+    const mc_topology_t *topo = c->plan->topo;
+    double ratio = mc_topology_link(topo, MC_LINK_INTRA).bandwidth / mc_topology_nic_in(topo);
+    int64_t k = ratio < 1 ? 1 : ratio > count ? count : (int64_t)ratio;
     int start = 0;
     while (start < count && needers[start] != first)
         start++;
-    int64_t prev = first;
-    for (int k = 1; k <= count && !s; k++) {
-        int64_t n = needers[(start + k) % count];
-        if (n == first)
-            continue;
-        mc_loads_add(&c->loads, c->plan->topo, prev, n, bytes);
-        s = mc_plan_add_edge(c->plan, prev, n);
-        prev = n;
+    /* order[0] = first, then the others in rotated id order; node i hangs off (i-1)/k */
+    for (int i = 1; i < count && !s; i++) {
+        int64_t parent = needers[(start + (i - 1) / k) % count];
+        int64_t n = needers[(start + i) % count];
+        mc_loads_add(&c->loads, topo, parent, n, bytes);
+        s = mc_plan_add_edge(c->plan, parent, n);
     }
     return s;
 }
@@ -67,7 +73,7 @@ static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, int64_t *from_
                : c->entry[best];
 }
 
-static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation)
+static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_needer)
 {
     mc_plan_t *plan = c->plan;
     const mc_piece_t *p = &plan->pieces->pieces[i];
@@ -80,8 +86,14 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation)
     for (int g = 0; g < nn; g++)
         if (!mc_find_run(c->hruns, nh, c->nruns[g].host))
             c->order[nneed++] = g;
-    int64_t want = p->bytes / MIN_STRIPE_BYTES;
-    int k = p->nholders < want ? p->nholders : (int)(want > 1 ? want : 1);
+    /* stripes: one per holder (all replicas send) and, with per_needer, at least one per
+     * needer of the widest needing host (each receiving device forwards a share); each
+     * stripe >= MIN_STRIPE_BYTES */
+    int64_t want = p->bytes / MIN_STRIPE_BYTES, k64 = p->nholders;
+    for (int j = 0; per_needer && j < nneed; j++)
+        if (c->nruns[c->order[j]].count > k64)
+            k64 = c->nruns[c->order[j]].count;
+    int k = (int)(k64 < want ? k64 : (want > 1 ? want : 1));
     k = mc_box_split(&p->box, ndim, k, c->stripes);
     for (int st = 0; st < k && !s; st++) {
         double bytes = (double)(mc_box_volume(&c->stripes[st], ndim) * plan->pieces->elem_size);
@@ -96,7 +108,7 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation)
             int64_t to = mc_least_loaded(needers, c->nruns[g].count, c->loads.dev_recv);
             mc_loads_add(&c->loads, topo, from, to, bytes);
             if (!(s = mc_plan_add_edge(plan, from, to)))
-                s = chain_in_host(c, needers, c->nruns[g].count, to, bytes);
+                s = fan_out_in_host(c, needers, c->nruns[g].count, to, bytes);
         }
         /* hosts that need it: one NIC crossing each, rotating which host goes first */
         for (int j = 0; j < nneed && !s; j++) {
@@ -107,7 +119,7 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation)
             mc_loads_add(&c->loads, topo, from, to, bytes);
             c->entry[g->host] = to;
             if (!(s = mc_plan_add_edge(plan, from, to)))
-                s = chain_in_host(c, needers, g->count, to, bytes);
+                s = fan_out_in_host(c, needers, g->count, to, bytes);
         }
         for (int j = 0; j < nneed; j++)
             c->entry[c->nruns[c->order[j]].host] = -1;
@@ -115,7 +127,7 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation)
     return s;
 }
 
-mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
+static mc_status_t build(mc_plan_t *plan, int per_needer)
 {
     const mc_pieces_t *ps = plan->pieces;
     ctx_t c = {.plan = plan};
@@ -144,7 +156,9 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         goto out;
     for (int64_t k = 0; k < ps->npieces && !s; k++)
         if (ps->pieces[by_size[k]].nneeders > 0)
-            s = plan_piece(&c, by_size[k], k);
+            s = plan_piece(&c, by_size[k], k, per_needer);
+    if (!s)
+        s = mc_plan_order_rounds(plan);
 out:
     free(by_size);
     free(c.hruns);
@@ -153,5 +167,42 @@ out:
     free(c.entry);
     free(c.order);
     mc_loads_destroy(&c.loads);
+    return s;
+}
+
+/* Builds both stripe policies and keeps the one the simulator finds faster: more stripes
+ * spread forwarding over more devices, fewer keep pipelines short; which wins depends on
+ * the case, and planning is cheap next to moving the bytes. */
+mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
+{
+    mc_plan_t alt = *plan;
+    double t_plan = 0, t_alt = 0;
+    alt.flows = NULL;
+    alt.edges = NULL;
+    alt.nflows = alt.flows_cap = alt.nedges = alt.edges_cap = 0;
+    mc_status_t s = build(plan, 0);
+    if (!s)
+        s = build(&alt, 1);
+    if (!s) {
+        mc_plan_set_chunks(plan);
+        mc_plan_set_chunks(&alt);
+        s = mc_plan_simulate(plan, &t_plan);
+    }
+    if (!s)
+        s = mc_plan_simulate(&alt, &t_alt);
+    if (!s && t_alt < t_plan) {
+        mc_flow_t *f = plan->flows;
+        mc_edge_t *e = plan->edges;
+        plan->flows = alt.flows;
+        plan->edges = alt.edges;
+        plan->nflows = alt.nflows;
+        plan->nedges = alt.nedges;
+        plan->flows_cap = alt.flows_cap;
+        plan->edges_cap = alt.edges_cap;
+        alt.flows = f;
+        alt.edges = e;
+    }
+    free(alt.flows);
+    free(alt.edges);
     return s;
 }
