@@ -1,0 +1,99 @@
+/* Internal representation shared by the schedule generators, validator and simulator. */
+#ifndef MC_SCHED_INTERNAL_H
+#define MC_SCHED_INTERNAL_H
+
+#include "meshcast/schedule.h"
+
+/* A stage: one model piece on one rank. Microbatches of pipeline `pipe` pass through it.
+ * Edges to other stages carry activations forward and gradients backward; an edge whose
+ * ends sit on different ranks is a transfer (edge id >= 0), else -1 (local). */
+typedef struct {
+    int rank;
+    int pipe;  /* microbatches with mb_pipe[mb] == pipe visit this stage */
+    int depth; /* position along its chain (priorities, colors) */
+    int chunk; /* which of the rank's v stages this is (colors) */
+    int nprev, prev[2], prev_edge[2];
+    int nnext, next[2], next_edge[2];
+} sched_stage_t;
+
+typedef struct {
+    mc_sched_action_t *a;
+    size_t n, cap;
+} sched_list_t;
+
+struct mc_schedule {
+    mc_sched_kind_t kind;
+    int ranks, microbatches, chunks, nstages, npipes, joins;
+    mc_sched_comm_t comm;
+    double gen_f, gen_b, gen_w;
+    sched_stage_t *stages; /* [nstages] */
+    int *mb_pipe;          /* [microbatches] */
+    int nedges;            /* cross-rank edges */
+    int *edge_src;         /* [nedges] producing stage */
+    int *edge_dst;         /* [nedges] consuming stage */
+    sched_list_t *lists;   /* [ranks] final lists (compute + communication) */
+};
+
+/* Channel of a transfer: edge e carries activations (dir 0) and gradients (dir 1). */
+static inline int sched_chan(int edge, int grad)
+{
+    return edge * 2 + grad;
+}
+
+mc_status_t sched_list_push(sched_list_t *l, mc_sched_op_t op, int stage, int mb);
+mc_status_t sched_list_push_action(sched_list_t *l, const mc_sched_action_t *a);
+void sched_lists_free(sched_list_t *lists, int n);
+static inline int sched_is_compute(mc_sched_op_t op)
+{
+    return op <= MC_SCHED_W;
+}
+
+/* Adds a forward edge from stage a to stage b (b consumes a's output). */
+mc_status_t sched_link(mc_schedule_t *s, int a, int b);
+/* Numbers the cross-rank edges once all links exist. */
+mc_status_t sched_number_edges(mc_schedule_t *s);
+
+/* Generators: fill compute[r] (compute actions only) for every rank. */
+mc_status_t sched_gen_explicit(mc_schedule_t *s, sched_list_t *compute);
+mc_status_t sched_gen_greedy(mc_schedule_t *s, sched_list_t *compute);
+
+/* Inserts SEND/RECV or RESHARD_START/WAIT into the compute-only lists. */
+mc_status_t sched_lower_comm(mc_schedule_t *s, const sched_list_t *compute);
+
+/* Microbatch at position i of the ordered microbatches through stage (or -1). */
+int sched_stage_mb_count(const mc_schedule_t *s, int stage);
+
+/* Simulation inputs, one value per stage (comm: for the stage's output and its gradient). */
+typedef struct {
+    const double *f, *b, *w, *comm;
+    int overlap;
+} sched_costs_t;
+
+typedef struct {
+    int rank, stage, mb, chunk;
+    mc_sched_op_t op;
+    double start, end;
+} tl_compute_t;
+
+typedef struct {
+    int src_rank, dst_rank, src_stage, dst_stage, grad, mb, chan;
+    double start, end, exposed;
+} tl_xfer_t;
+
+struct mc_timeline {
+    mc_sched_kind_t kind;
+    int ranks, microbatches, chunks, nstages, nchan;
+    tl_compute_t *ev;
+    size_t nev;
+    tl_xfer_t *xf;
+    size_t nxf;
+    mc_timeline_rank_t *rank; /* [ranks] */
+    mc_timeline_stats_t stats;
+};
+
+/* Runs every rank's list in order with blocking waits. tl may be NULL (validation);
+ * when given, its ev/xf/rank arrays must have room for every action / transfer / rank.
+ * MC_ERR_INVALID naming the blocked ranks on deadlock. */
+mc_status_t sched_engine_run(const mc_schedule_t *s, const sched_costs_t *c, mc_timeline_t *tl);
+
+#endif

@@ -1,0 +1,282 @@
+/* `meshcast schedule`: generate, validate and simulate a pipeline schedule (DESIGN §6). */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "cli.h"
+
+static const char usage_text[] =
+    "usage: meshcast schedule --kind NAME --stages P --microbatches M [--chunks V]\n"
+    "         [--joins J] [--costs F=1,B=2,W=1] [--comm T] [--no-overlap] [--reshard]\n"
+    "         [--trace FILE.json] [--svg FILE.svg] [--json]\n"
+    "kinds: gpipe 1f1b eager-1f1b interleaved-1f1b zb-h1 zb-h2 zb-v chimera dualpipev\n"
+    "       branch amdp\n"
+    "  --chunks V     chunks per rank (interleaved-1f1b; directions for amdp)\n"
+    "  --joins J      join points of the branch schedule (default 1, at the end)\n"
+    "  --costs        per-stage F, full B, and W (the weight part of B; I = B - W)\n"
+    "  --comm T       transfer time per stage boundary (default 0)\n"
+    "  --no-overlap   transfers block the sender instead of running beside compute\n"
+    "  --reshard      RESHARD_START/RESHARD_WAIT actions instead of SEND/RECV\n";
+
+/* Our own one-line error (exit 2), so this file needs nothing else from the tool. */
+static int bad_input(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int bad_input(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "meshcast schedule: ");
+    vfprintf(stderr, fmt, ap);
+    fprintf(stderr, "\n");
+    va_end(ap);
+    return 2;
+}
+
+static int parse_int(const char *opt, const char *text, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(text, &end, 10);
+    if (errno || end == text || *end || v < -1000000000L || v > 1000000000L)
+        return bad_input("%s '%s': expected an integer", opt, text);
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_double(const char *opt, const char *text, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (errno || end == text || *end || !(v >= 0) || v > 1e12)
+        return bad_input("%s '%s': expected a non-negative number", opt, text);
+    *out = v;
+    return 0;
+}
+
+/* "F=1,B=2,W=1" in any order; missing keys keep their values. */
+static int parse_costs(const char *text, double *f, double *b, double *w)
+{
+    char buf[256];
+    if (strlen(text) >= sizeof buf)
+        return bad_input("--costs '%s': too long", text);
+    strcpy(buf, text);
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq || eq != tok + 1)
+            return bad_input("--costs '%s': expected KEY=VALUE items with KEY F, B or W", text);
+        double *dst = NULL;
+        switch (tok[0]) {
+        case 'F':
+        case 'f':
+            dst = f;
+            break;
+        case 'B':
+        case 'b':
+            dst = b;
+            break;
+        case 'W':
+        case 'w':
+            dst = w;
+            break;
+        default:
+            return bad_input("--costs '%s': unknown key '%c' (F, B or W)", text, tok[0]);
+        }
+        if (parse_double("--costs", eq + 1, dst))
+            return 2;
+    }
+    if (!(*f > 0) || !(*b > 0))
+        return bad_input("--costs '%s': F and B must be positive", text);
+    if (*w > *b)
+        return bad_input("--costs '%s': W is the weight part of B and cannot exceed it", text);
+    return 0;
+}
+
+static int write_file(const mc_timeline_t *tl, mc_timeline_format_t fmt, const char *path)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) {
+        fprintf(stderr, "meshcast schedule: cannot write '%s': %s\n", path, strerror(errno));
+        return 1;
+    }
+    mc_status_t st = mc_timeline_write(tl, fmt, f);
+    if (fclose(f) || st) {
+        fprintf(stderr, "meshcast schedule: writing '%s' failed\n", path);
+        return 1;
+    }
+    return 0;
+}
+
+static void print_actions(const mc_schedule_t *s, int rank, int compute_only, int json, FILE *o)
+{
+    const mc_sched_action_t *a;
+    size_t n;
+    char buf[48];
+    if (mc_schedule_actions(s, rank, &a, &n))
+        return;
+    int first = 1;
+    for (size_t i = 0; i < n; i++) {
+        if (compute_only && a[i].op > MC_SCHED_W)
+            continue;
+        mc_sched_action_format(&a[i], buf, sizeof buf);
+        fprintf(o, json ? "%s\"%s\"" : "%s%s", first ? "" : json ? ", " : " ", buf);
+        first = 0;
+    }
+}
+
+int cmd_schedule(int argc, char **argv)
+{
+    const char *kind_name = NULL, *trace = NULL, *svg = NULL;
+    int p = -1, m = -1, chunks = 0, joins = 0, json = 0, overlap = 1, reshard = 0;
+    int have_chunks = 0, have_joins = 0;
+    double f = 1, b = 2, w = 1, comm = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *opt = argv[i];
+        if (!strcmp(opt, "--help") || !strcmp(opt, "-h")) {
+            fputs(usage_text, stdout);
+            return 0;
+        }
+        if (!strcmp(opt, "--json")) {
+            json = 1;
+            continue;
+        }
+        if (!strcmp(opt, "--no-overlap")) {
+            overlap = 0;
+            continue;
+        }
+        if (!strcmp(opt, "--reshard")) {
+            reshard = 1;
+            continue;
+        }
+        static const char *const with_value[] = {"--kind",   "--stages", "--microbatches",
+                                                 "--chunks", "--joins",  "--costs",
+                                                 "--comm",   "--trace",  "--svg"};
+        int known = 0;
+        for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
+            known |= !strcmp(opt, with_value[k]);
+        if (!known)
+            return bad_input("unknown option '%s' (try meshcast schedule --help)", opt);
+        if (i + 1 >= argc)
+            return bad_input("%s needs a value", opt);
+        const char *val = argv[++i];
+        int rc = 0;
+        if (!strcmp(opt, "--kind"))
+            kind_name = val;
+        else if (!strcmp(opt, "--stages"))
+            rc = parse_int(opt, val, &p);
+        else if (!strcmp(opt, "--microbatches"))
+            rc = parse_int(opt, val, &m);
+        else if (!strcmp(opt, "--chunks"))
+            rc = parse_int(opt, val, &chunks), have_chunks = 1;
+        else if (!strcmp(opt, "--joins"))
+            rc = parse_int(opt, val, &joins), have_joins = 1;
+        else if (!strcmp(opt, "--costs"))
+            rc = parse_costs(val, &f, &b, &w);
+        else if (!strcmp(opt, "--comm"))
+            rc = parse_double(opt, val, &comm);
+        else if (!strcmp(opt, "--trace"))
+            trace = val;
+        else
+            svg = val;
+        if (rc)
+            return rc;
+    }
+    if (!kind_name)
+        return bad_input("--kind is required (gpipe, 1f1b, eager-1f1b, interleaved-1f1b, zb-h1, "
+                         "zb-h2, zb-v, chimera, dualpipev, branch, amdp)");
+    if (p < 0)
+        return bad_input("--stages is required");
+    if (m < 0)
+        return bad_input("--microbatches is required");
+    mc_sched_kind_t kind;
+    if (mc_sched_kind_parse(kind_name, &kind))
+        return bad_input("%s", mc_last_error());
+
+    mc_schedule_params_t prm = {.field_mask = MC_SCHED_PARAM_COMM,
+                                .comm = reshard ? MC_SCHED_COMM_RESHARD : MC_SCHED_COMM_P2P};
+    if (have_chunks) {
+        prm.field_mask |= MC_SCHED_PARAM_CHUNKS;
+        prm.chunks = chunks;
+    }
+    if (have_joins) {
+        prm.field_mask |= MC_SCHED_PARAM_JOINS;
+        prm.joins = joins;
+    }
+    mc_schedule_t *s = NULL;
+    mc_timeline_t *tl = NULL;
+    int rc = 1;
+    mc_status_t st = mc_schedule_create(kind, p, m, &prm, &s);
+    if (st)
+        return st == MC_ERR_INVALID
+                   ? bad_input("%s", mc_last_error())
+                   : (fprintf(stderr, "meshcast schedule: %s\n", mc_last_error()), 1);
+    if (mc_schedule_validate(s)) {
+        fprintf(stderr, "meshcast schedule: generated schedule is invalid (a bug): %s\n",
+                mc_last_error());
+        goto out;
+    }
+    mc_sim_params_t sp = {.field_mask =
+                              MC_SIM_PARAM_COSTS | MC_SIM_PARAM_COMM | MC_SIM_PARAM_OVERLAP,
+                          .f = f,
+                          .b = b,
+                          .w = w,
+                          .comm = comm,
+                          .overlap = overlap};
+    if ((st = mc_schedule_simulate(s, &sp, &tl))) {
+        if (st == MC_ERR_INVALID)
+            rc = bad_input("%s", mc_last_error());
+        else
+            fprintf(stderr, "meshcast schedule: %s\n", mc_last_error());
+        goto out;
+    }
+    if ((trace && write_file(tl, MC_TIMELINE_TRACE, trace)) ||
+        (svg && write_file(tl, MC_TIMELINE_SVG, svg)))
+        goto out;
+    mc_timeline_stats_t S;
+    mc_schedule_info_t info;
+    mc_timeline_query(tl, &S);
+    mc_schedule_info(s, &info);
+    if (json) {
+        printf("{\"kind\": \"%s\", \"stages\": %d, \"microbatches\": %d, \"chunks\": %d, "
+               "\"makespan\": %.6g, \"flush_time\": %.6g, \"bubble_fraction\": %.6g, "
+               "\"peak_inflight\": [",
+               mc_sched_kind_name(kind), p, m, info.chunks, S.makespan, S.flush_time,
+               S.bubble_fraction);
+        for (int r = 0; r < p; r++) {
+            mc_timeline_rank_t R;
+            mc_timeline_rank(tl, r, &R);
+            printf("%s%d", r ? ", " : "", R.peak_inflight);
+        }
+        printf("], \"comm_hidden_fraction\": %.6g, \"valid\": true, \"actions\": [",
+               S.comm_hidden_fraction);
+        for (int r = 0; r < p; r++) {
+            printf("%s[", r ? ", " : "");
+            print_actions(s, r, 0, 1, stdout);
+            printf("]");
+        }
+        printf("]}\n");
+    } else {
+        printf("schedule %s: %d ranks, %d microbatches, %d chunk(s) per rank, %d stages - valid\n",
+               mc_sched_kind_name(kind), p, m, info.chunks, info.nstages);
+        printf("costs F=%g B=%g W=%g, comm %g per boundary, %s, %s actions\n", f, b, w, comm,
+               overlap ? "overlapped" : "not overlapped", reshard ? "RESHARD" : "SEND/RECV");
+        printf("makespan      %.6g   (flush %.6g)\n", S.makespan, S.flush_time);
+        printf("bubble        %.2f %%\n", 100 * S.bubble_fraction);
+        printf("comm hidden   %.1f %% of %.6g\n", 100 * S.comm_hidden_fraction, S.comm_time);
+        printf("rank  peak  idle      compute order\n");
+        for (int r = 0; r < p; r++) {
+            mc_timeline_rank_t R;
+            mc_timeline_rank(tl, r, &R);
+            printf("%-5d %-5d %-9.4g ", r, R.peak_inflight, R.idle);
+            print_actions(s, r, 1, 0, stdout);
+            printf("\n");
+        }
+    }
+    rc = 0;
+out:
+    mc_timeline_destroy(tl);
+    mc_schedule_destroy(s);
+    return rc;
+}
