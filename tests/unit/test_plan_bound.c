@@ -1,0 +1,294 @@
+/* The lower bound (issue 2, acceptance 2). (1) mc_bound_closure (parametric min-cut) equals
+ * mc_bound_closure_bruteforce on random instances: up to 12 hosts, random holder host
+ * subsets, sizes from bytes to terabytes, unequal per-host bandwidths. (2) The whole bound of
+ * mc_lower_bound equals a brute-force recomputation of DESIGN §5's formula (bound.c's header)
+ * from the layouts' tiles element by element, the host-set term by enumerating every
+ * subset of hosts, on random small layout cases (random_case.h). Seeds printed on failure. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "plan/plan_internal.h"
+#include "random_case.h"
+
+static int close_rel(double a, double b, double rel)
+{
+    double m = fabs(a) > fabs(b) ? fabs(a) : fabs(b);
+    return fabs(a - b) <= rel * m;
+}
+
+/* ---- (1) closure vs brute force ---- */
+
+static double rand_size(rc_rng_t *r)
+{
+    switch (rc_range(r, 0, 4)) {
+    case 0:
+        return 0; /* empty group */
+    case 1:
+        return (double)rc_range(r, 1, 100);
+    case 2:
+        return (double)rc_range(r, 1, 1 << 30);
+    case 3:
+        return ldexp(rc_unit(r) + 0.01, (int)rc_range(r, 10, 42));
+    default:
+        return (double)rc_range(r, 1, 4096) * 4;
+    }
+}
+
+static double rand_bw(rc_rng_t *r, int mode)
+{
+    switch (mode) {
+    case 0:
+        return 1.25e9; /* equal */
+    case 1:
+        return 1e9 * (double)rc_range(r, 1, 8); /* a few levels */
+    default:
+        return ldexp(rc_unit(r) + 0.001, (int)rc_range(r, 20, 40)); /* very unequal */
+    }
+}
+
+static void test_closure_vs_bruteforce(void **state)
+{
+    (void)state;
+    int checked = 0, nontrivial = 0;
+    for (uint64_t seed = 1; seed <= 1000; seed++) {
+        rc_rng_t rng = {seed * 7919};
+        rc_rng_t *r = &rng;
+        int64_t nhosts = rc_range(r, 1, 12), ngroups = rc_range(r, 0, 40);
+        double size[40], bout[12];
+        int64_t off[41], hosts[40 * 12];
+        int bwmode = (int)rc_range(r, 0, 2);
+        for (int64_t h = 0; h < nhosts; h++)
+            bout[h] = rand_bw(r, bwmode);
+        off[0] = 0;
+        for (int64_t g = 0; g < ngroups; g++) {
+            size[g] = rand_size(r);
+            /* holder hosts: a random non-empty subset, mostly small, sorted */
+            int64_t n = 0, want = rc_range(r, 0, 3) ? rc_range(r, 1, 2) : rc_range(r, 1, nhosts);
+            char in[12] = {0};
+            while (n < want && n < nhosts) {
+                int64_t h = rc_range(r, 0, nhosts - 1);
+                if (!in[h]) {
+                    in[h] = 1;
+                    n++;
+                }
+            }
+            off[g + 1] = off[g];
+            for (int64_t h = 0; h < nhosts; h++)
+                if (in[h])
+                    hosts[off[g + 1]++] = h;
+        }
+        double best = -1;
+        mc_status_t s = mc_bound_closure(ngroups, size, off, hosts, nhosts, bout, &best);
+        if (s != MC_OK)
+            fail_msg("seed %llu: mc_bound_closure = %d: %s", (unsigned long long)seed, s,
+                     mc_last_error());
+        double brute = mc_bound_closure_bruteforce(ngroups, size, off, hosts, nhosts, bout);
+        if (!close_rel(best, brute, 1e-9))
+            fail_msg("seed %llu (%lld hosts, %lld groups, bandwidth mode %d): closure %.17g, "
+                     "brute force %.17g",
+                     (unsigned long long)seed, (long long)nhosts, (long long)ngroups, bwmode, best,
+                     brute);
+        /* the brute force itself, recomputed here */
+        double mine = 0;
+        for (uint32_t mask = 1; mask < (1u << nhosts); mask++) {
+            double e = 0, b = 0;
+            for (int64_t h = 0; h < nhosts; h++)
+                if (mask >> h & 1)
+                    b += bout[h];
+            for (int64_t g = 0; g < ngroups; g++) {
+                int all = 1;
+                for (int64_t i = off[g]; i < off[g + 1]; i++)
+                    all &= (int)(mask >> hosts[i] & 1);
+                if (all)
+                    e += size[g];
+            }
+            if (e / b > mine)
+                mine = e / b;
+        }
+        if (!close_rel(mine, brute, 1e-12))
+            fail_msg("seed %llu: mc_bound_closure_bruteforce %.17g, test's enumeration %.17g",
+                     (unsigned long long)seed, brute, mine);
+        checked++;
+        nontrivial += nhosts >= 4 && ngroups >= 4;
+    }
+    assert_true(checked >= 300 && nontrivial >= 300);
+}
+
+/* Hand-made closure instances. */
+static void test_closure_hand(void **state)
+{
+    (void)state;
+    double best = -1;
+    /* no groups: 0 */
+    int64_t off0[1] = {0};
+    double bw2[2] = {1, 1};
+    assert_int_equal(mc_bound_closure(0, NULL, off0, NULL, 2, bw2, &best), MC_OK);
+    assert_true(best == 0);
+    /* two single-host groups: 6 on host 0 (B 2), 1 on host 1 (B 1): X={0} gives 3 */
+    double size[2] = {6, 1}, bw[2] = {2, 1};
+    int64_t off[3] = {0, 1, 2}, hosts[2] = {0, 1};
+    assert_int_equal(mc_bound_closure(2, size, off, hosts, 2, bw, &best), MC_OK);
+    assert_true(close_rel(best, 3, 1e-12));
+    /* a group held on both hosts only counts for X = {0, 1}: (6 + 1 + 9) / 3 */
+    double size3[3] = {6, 1, 9};
+    int64_t off3[4] = {0, 1, 2, 4}, hosts3[4] = {0, 1, 0, 1};
+    assert_int_equal(mc_bound_closure(3, size3, off3, hosts3, 2, bw, &best), MC_OK);
+    assert_true(close_rel(best, 16.0 / 3, 1e-12));
+    assert_true(
+        close_rel(mc_bound_closure_bruteforce(3, size3, off3, hosts3, 2, bw), 16.0 / 3, 1e-12));
+}
+
+/* ---- (2) the whole bound, recomputed from tiles ---- */
+
+#define MAXH 14
+
+static void test_bound_vs_bruteforce(void **state)
+{
+    (void)state;
+    int checked = 0, closure_wins = 0;
+    int64_t *emask = calloc((size_t)1 << MAXH, sizeof *emask);
+    assert_non_null(emask);
+    for (uint64_t seed = 1; checked < 400 && seed < 20000; seed++) {
+        rc_case_t c;
+        char err[2048];
+        if (rc_case_make(seed, 16, &c, err, sizeof err))
+            fail_msg("seed %llu: %s", (unsigned long long)seed, err);
+        int64_t H = mc_topology_hosts(c.topo), ndev = mc_topology_devices(c.topo);
+        if (H > MAXH) {
+            rc_case_free(&c);
+            continue;
+        }
+        if (seed % 2) {
+            /* slow NIC out, fast in, no latency: the host-set term decides more often */
+            char text[256];
+            snprintf(text, sizeof text,
+                     "hosts %lld\ndevices_per_host %lld\nlink copy bandwidth=1TB/s latency=0\n"
+                     "link intra bandwidth=%lldGB/s latency=0\n"
+                     "nic count=1 in=400Gbit/s out=%lldGbit/s latency=0\n",
+                     (long long)H, (long long)mc_topology_devices_per_host(c.topo),
+                     (long long)(500 + seed % 7), (long long)(1 + seed % 5));
+            mc_topology_destroy(c.topo);
+            c.topo = NULL;
+            assert_int_equal(mc_topology_parse(text, "slow-out.topo", &c.topo), MC_OK);
+        }
+        const mc_mesh_t *sm = mc_layout_mesh(c.src), *dm = mc_layout_mesh(c.dst);
+        mc_box_t st[2 * RC_MAX_MESH + 64], dt[2 * RC_MAX_MESH + 64];
+        char in_s[2 * RC_MAX_MESH + 64] = {0}, in_d[2 * RC_MAX_MESH + 64] = {0};
+        assert_true(ndev <= 2 * RC_MAX_MESH + 64);
+        for (int64_t i = 0; i < mc_mesh_size(sm); i++) {
+            int64_t d = mc_mesh_device(sm, i);
+            in_s[d] = 1;
+            assert_int_equal(mc_layout_tile(c.src, d, &st[d]), MC_OK);
+        }
+        for (int64_t i = 0; i < mc_mesh_size(dm); i++) {
+            int64_t d = mc_mesh_device(dm, i);
+            in_d[d] = 1;
+            assert_int_equal(mc_layout_tile(c.dst, d, &dt[d]), MC_OK);
+        }
+        double r_host[MAXH] = {0}, r_dev[2 * RC_MAX_MESH + 64] = {0},
+               e_dev[2 * RC_MAX_MESH + 64] = {0}, c_dev[2 * RC_MAX_MESH + 64] = {0};
+        double elem = (double)mc_dtype_size(c.dtype);
+        memset(emask, 0, ((size_t)1 << H) * sizeof *emask);
+        int64_t x[MC_MAX_NDIM];
+        for (int64_t e = 0; e < c.nelems; e++) {
+            int64_t f = e;
+            for (int d = c.ndim - 1; d >= 0; d--) {
+                x[d] = f % c.shape[d];
+                f /= c.shape[d];
+            }
+            uint32_t hold = 0, need = 0;
+            int nholders = 0, nneeders = 0;
+            int64_t only = -1;
+            for (int64_t d = 0; d < ndev; d++) {
+                int h = (int)mc_topology_host_of(c.topo, d);
+                int holds = in_s[d] && rc_in_box(c.ndim, &st[d], x);
+                int wants = in_d[d] && rc_in_box(c.ndim, &dt[d], x);
+                if (holds) {
+                    hold |= 1u << h;
+                    nholders++;
+                    only = d;
+                }
+                if (holds && wants)
+                    c_dev[d] += elem;
+                if (wants && !holds) {
+                    need |= 1u << h;
+                    nneeders++;
+                    r_dev[d] += elem;
+                }
+            }
+            for (int h = 0; h < H; h++)
+                if ((need & ~hold) >> h & 1)
+                    r_host[h] += elem;
+            if (need & ~hold)
+                emask[hold]++;
+            if (nholders == 1 && nneeders > 0)
+                e_dev[only] += elem;
+        }
+        double b_in = mc_topology_nic_in(c.topo), b_out = mc_topology_nic_out(c.topo);
+        mc_link_t nic = mc_topology_link(c.topo, MC_LINK_NIC);
+        mc_link_t intra = mc_topology_link(c.topo, MC_LINK_INTRA);
+        mc_link_t copy = mc_topology_link(c.topo, MC_LINK_COPY);
+        double bound = 0, sum_r = 0, closure = 0;
+        for (int h = 0; h < H; h++) {
+            sum_r += r_host[h];
+            if (r_host[h] > 0)
+                bound = fmax(bound, r_host[h] / b_in + nic.latency);
+        }
+        bound = fmax(bound, sum_r / (b_out * (double)H));
+        for (uint32_t X = 1; X < (1u << H); X++) {
+            double ex = 0;
+            /* E(X): elements whose holder host set lies inside X */
+            for (uint32_t m = X;; m = (m - 1) & X) {
+                ex += (double)emask[m] * elem;
+                if (m == 0)
+                    break;
+            }
+            closure = fmax(closure, ex / (b_out * (double)__builtin_popcount(X)));
+        }
+        if (closure > bound)
+            closure_wins++;
+        bound = fmax(bound, closure);
+        for (int64_t d = 0; d < ndev; d++) {
+            bound = fmax(bound, r_dev[d] / (intra.bandwidth + b_in));
+            bound = fmax(bound, e_dev[d] / (intra.bandwidth + b_out));
+            if (c_dev[d] > 0)
+                bound = fmax(bound, c_dev[d] / copy.bandwidth + copy.latency);
+        }
+        double lib = -1;
+        if (mc_lower_bound(c.src, c.dst, c.topo, &lib) != MC_OK)
+            fail_msg("seed %llu: mc_lower_bound: %s\n  case: %s", (unsigned long long)seed,
+                     mc_last_error(), c.desc);
+        if (!close_rel(lib, bound, 1e-9))
+            fail_msg("seed %llu: mc_lower_bound %.17g, brute force %.17g (closure term "
+                     "%.17g)\n  case: %s",
+                     (unsigned long long)seed, lib, bound, closure, c.desc);
+        /* and via the pieces: mc_bound_compute agrees with mc_lower_bound */
+        mc_pieces_t *pieces = NULL;
+        double via = -1;
+        assert_int_equal(mc_pieces_compute(c.src, c.dst, &pieces), MC_OK);
+        assert_int_equal(mc_bound_compute(pieces, c.topo, &via), MC_OK);
+        mc_pieces_destroy(pieces);
+        assert_true(via == lib);
+        rc_case_free(&c);
+        checked++;
+    }
+    free(emask);
+    assert_true(checked >= 300 && closure_wins >= 30);
+    printf("%d layout cases, the host-set term decided %d\n", checked, closure_wins);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_closure_hand),
+        cmocka_unit_test(test_closure_vs_bruteforce),
+        cmocka_unit_test(test_bound_vs_bruteforce),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
