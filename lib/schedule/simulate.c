@@ -45,13 +45,16 @@ static double chan_cost(const engine_t *e, int ch)
 
 static void resolve(engine_t *e, int ch)
 {
-    int p2p = e->s->comm == MC_SCHED_COMM_P2P;
+    /* Overlapped RESHARD transfers start when both ends have started them. Without
+     * overlap the sender's stream carries the transfer as soon as it gets there, so a
+     * blocked sender never waits for the receiver (no rendezvous deadlock). */
+    int rendezvous = e->s->comm == MC_SCHED_COMM_RESHARD && e->c->overlap;
     while (e->qhead[ch] < e->qn[ch]) {
         int x = ch * e->m + e->q[ch * e->m + e->qhead[ch]];
-        if (!p2p && e->recv_post[x] < 0)
+        if (rendezvous && e->recv_post[x] < 0)
             return;
         double t = dmax(e->send_post[x], e->chan_free[ch]);
-        if (!p2p)
+        if (rendezvous)
             t = dmax(t, e->recv_post[x]);
         e->xstart[x] = t;
         e->xend[x] = t + chan_cost(e, ch);
