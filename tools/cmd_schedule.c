@@ -1,6 +1,5 @@
 /* `meshcast schedule`: generate, validate and simulate a pipeline schedule (DESIGN §6). */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,18 +19,8 @@ static const char usage_text[] =
     "  --no-overlap   transfers block the sender instead of running beside compute\n"
     "  --reshard      RESHARD_START/RESHARD_WAIT actions instead of SEND/RECV\n";
 
-/* Our own one-line error (exit 2), so this file needs nothing else from the tool. */
-static int bad_input(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int bad_input(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fprintf(stderr, "meshcast schedule: ");
-    vfprintf(stderr, fmt, ap);
-    fprintf(stderr, "\n");
-    va_end(ap);
-    return 2;
-}
+/* One line on stderr ("meshcast: ..."), exit status 2. */
+#define bad_input cli_usage_error
 
 static int parse_int(const char *opt, const char *text, int *out)
 {
@@ -98,12 +87,12 @@ static int write_file(const mc_timeline_t *tl, mc_timeline_format_t fmt, const c
 {
     FILE *f = fopen(path, "w");
     if (!f) {
-        fprintf(stderr, "meshcast schedule: cannot write '%s': %s\n", path, strerror(errno));
+        fprintf(stderr, "meshcast: cannot write '%s': %s\n", path, strerror(errno));
         return 1;
     }
     mc_status_t st = mc_timeline_write(tl, fmt, f);
     if (fclose(f) || st) {
-        fprintf(stderr, "meshcast schedule: writing '%s' failed\n", path);
+        fprintf(stderr, "meshcast: writing '%s' failed\n", path);
         return 1;
     }
     return 0;
@@ -209,12 +198,10 @@ int cmd_schedule(int argc, char **argv)
     int rc = 1;
     mc_status_t st = mc_schedule_create(kind, p, m, &prm, &s);
     if (st)
-        return st == MC_ERR_INVALID
-                   ? bad_input("%s", mc_last_error())
-                   : (fprintf(stderr, "meshcast schedule: %s\n", mc_last_error()), 1);
+        return st == MC_ERR_INVALID ? bad_input("%s", mc_last_error())
+                                    : (fprintf(stderr, "meshcast: %s\n", mc_last_error()), 1);
     if (mc_schedule_validate(s)) {
-        fprintf(stderr, "meshcast schedule: generated schedule is invalid (a bug): %s\n",
-                mc_last_error());
+        fprintf(stderr, "meshcast: generated schedule is invalid (a bug): %s\n", mc_last_error());
         goto out;
     }
     mc_sim_params_t sp = {.field_mask =
@@ -228,7 +215,7 @@ int cmd_schedule(int argc, char **argv)
         if (st == MC_ERR_INVALID)
             rc = bad_input("%s", mc_last_error());
         else
-            fprintf(stderr, "meshcast schedule: %s\n", mc_last_error());
+            fprintf(stderr, "meshcast: %s\n", mc_last_error());
         goto out;
     }
     if ((trace && write_file(tl, MC_TIMELINE_TRACE, trace)) ||

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# meshcast schedule: bad input exits 2 with exactly one line on stderr ("meshcast: ...")
+# naming the problem, and nothing on stdout.
+# usage: bash schedule_errors.sh <meshcast-binary> <source-dir>
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+
+# expect_bad <substring> <args...>
+expect_bad() {
+    local want=$1
+    shift
+    "$bin" schedule "$@" >"$tmp/out" 2>"$tmp/err"
+    local rc=$?
+    local lines
+    lines=$(wc -l <"$tmp/err")
+    if [ $rc -ne 2 ] || [ "$lines" -ne 1 ] || [ -s "$tmp/out" ] ||
+        ! grep -q '^meshcast: ' "$tmp/err" || ! grep -qF -- "$want" "$tmp/err"; then
+        echo "FAIL: schedule $* -> rc=$rc, $lines stderr lines: $(cat "$tmp/err"); want '$want'" >&2
+        failed=1
+    fi
+}
+
+expect_bad "unknown schedule kind 'zb-h3'" --kind zb-h3 --stages 4 --microbatches 8
+expect_bad "needs at least 2 stages (got 1)" --kind 1f1b --stages 1 --microbatches 8
+expect_bad "D=5 is odd" --kind chimera --stages 5 --microbatches 10
+expect_bad "even number of microbatches >= stages (m=2, p=4)" --kind chimera --stages 4 --microbatches 2
+expect_bad "microbatches (6) must be a multiple of stages (4)" --kind interleaved --stages 4 --microbatches 6
+expect_bad "needs microbatches >= stages (m=3 < p=4)" --kind zb-v --stages 4 --microbatches 3
+expect_bad "needs microbatches >= 2 x stages (m=7, p=4)" --kind dualpipev --stages 4 --microbatches 7
+expect_bad "uses 1 chunk(s) per rank, not 2" --kind 1f1b --stages 4 --microbatches 8 --chunks 2
+expect_bad "directions (chunks) must be 2..4 (got 5)" --kind amdp --stages 4 --microbatches 8 --chunks 5
+expect_bad "joins must be 1..4 (got 0)" --kind branch --stages 4 --microbatches 8 --joins 0
+expect_bad "needs at least 1 microbatch (got 0)" --kind gpipe --stages 4 --microbatches 0
+expect_bad "--stages 'x': expected an integer" --kind 1f1b --stages x --microbatches 8
+expect_bad "--costs 'F=1,Q=2': unknown key 'Q'" --kind 1f1b --stages 4 --microbatches 8 --costs F=1,Q=2
+expect_bad "cannot exceed it" --kind zb-h1 --stages 4 --microbatches 8 --costs F=1,B=1,W=2
+expect_bad "--comm '-1': expected a non-negative number" --kind 1f1b --stages 4 --microbatches 8 --comm -1
+expect_bad "--kind is required" --stages 4 --microbatches 8
+expect_bad "--microbatches is required" --kind 1f1b --stages 4
+expect_bad "--svg needs a value" --kind 1f1b --stages 4 --microbatches 8 --svg
+expect_bad "unknown option '--bogus'" --kind 1f1b --stages 4 --microbatches 8 --bogus
+
+exit $failed
