@@ -47,8 +47,8 @@ void mc_mesh_destroy(mc_mesh_t *mesh);
 
 int mc_mesh_ndim(const mc_mesh_t *mesh);
 int64_t mc_mesh_axis_size(const mc_mesh_t *mesh, int axis);
-int64_t mc_mesh_size(const mc_mesh_t *mesh);                     /* number of devices */
-int64_t mc_mesh_device(const mc_mesh_t *mesh, int64_t index);     /* row-major index -> id */
+int64_t mc_mesh_size(const mc_mesh_t *mesh);                  /* number of devices */
+int64_t mc_mesh_device(const mc_mesh_t *mesh, int64_t index); /* row-major index -> id */
 const char *mc_mesh_axis_name(const mc_mesh_t *mesh, int axis);
 /* Row-major index of a device id in the mesh, or -1 if the device is not in it. */
 int64_t mc_mesh_find(const mc_mesh_t *mesh, int64_t device_id);
@@ -68,8 +68,8 @@ typedef enum {
 mc_status_t mc_spec_parse(const char *text, const mc_mesh_t *mesh, int tensor_ndim,
                           mc_spec_t **out);
 /* naxes[d] mesh axes for tensor dim d, listed outer first in axes (concatenated). */
-mc_status_t mc_spec_create(int tensor_ndim, const int *naxes, const int *axes, const mc_mesh_t *mesh,
-                           mc_spec_t **out);
+mc_status_t mc_spec_create(int tensor_ndim, const int *naxes, const int *axes,
+                           const mc_mesh_t *mesh, mc_spec_t **out);
 mc_status_t mc_spec_copy(const mc_spec_t *spec, mc_spec_t **out);
 void mc_spec_destroy(mc_spec_t *spec);
 
@@ -95,8 +95,8 @@ typedef struct {
 
 /* Copies mesh and spec. Sizes must be positive and the element count must fit in int64
  * bytes; the spec must match ndim and the mesh's rank. */
-mc_status_t mc_layout_create(int ndim, const int64_t *shape, mc_dtype_t dtype, const mc_mesh_t *mesh,
-                             const mc_spec_t *spec, mc_layout_t **out);
+mc_status_t mc_layout_create(int ndim, const int64_t *shape, mc_dtype_t dtype,
+                             const mc_mesh_t *mesh, const mc_spec_t *spec, mc_layout_t **out);
 mc_status_t mc_layout_copy(const mc_layout_t *layout, mc_layout_t **out);
 void mc_layout_destroy(mc_layout_t *layout);
 

@@ -29,7 +29,8 @@ typedef enum {
 /* Names used on the command line: "send_recv", "local_allgather", "broadcast"
  * (= broadcast with lb_size), "broadcast_first", "broadcast_lb_size", "broadcast_lb_order",
  * "meshcast". */
-mc_status_t mc_strategy_parse(const char *name, mc_strategy_t *strategy, mc_sender_choice_t *sender);
+mc_status_t mc_strategy_parse(const char *name, mc_strategy_t *strategy,
+                              mc_sender_choice_t *sender);
 const char *mc_strategy_name(mc_strategy_t strategy, mc_sender_choice_t sender);
 
 enum {
@@ -40,19 +41,20 @@ enum {
 };
 
 typedef struct {
-    uint64_t field_mask;        /* MC_PLAN_PARAM_* bits of the fields that are set */
-    mc_strategy_t strategy;     /* default MC_STRATEGY_MESHCAST */
-    mc_sender_choice_t sender;  /* default MC_SENDER_LB_SIZE (broadcast only) */
-    int64_t chunk_bytes;        /* pipeline chunk; default 0 = chosen per flow */
-    uint64_t seed;              /* randomized choices (lb_order); default 1 */
+    uint64_t field_mask;       /* MC_PLAN_PARAM_* bits of the fields that are set */
+    mc_strategy_t strategy;    /* default MC_STRATEGY_MESHCAST */
+    mc_sender_choice_t sender; /* default MC_SENDER_LB_SIZE (broadcast only) */
+    int64_t chunk_bytes;       /* pipeline chunk; default 0 = chosen per flow */
+    uint64_t seed;             /* randomized choices (lb_order); default 1 */
 } mc_plan_params_t;
 
 typedef struct mc_plan mc_plan_t;
 
 /* Plans moving a tensor from src to dst layout (same shape and dtype) on a cluster.
  * Every device id of both meshes must exist in topo. params may be NULL (defaults). */
-mc_status_t mc_plan_create(const mc_layout_t *src, const mc_layout_t *dst, const mc_topology_t *topo,
-                           const mc_plan_params_t *params, mc_plan_t **out);
+mc_status_t mc_plan_create(const mc_layout_t *src, const mc_layout_t *dst,
+                           const mc_topology_t *topo, const mc_plan_params_t *params,
+                           mc_plan_t **out);
 void mc_plan_destroy(mc_plan_t *plan);
 
 typedef struct {
@@ -80,8 +82,8 @@ typedef enum { MC_FORMAT_TEXT, MC_FORMAT_JSON, MC_FORMAT_DOT } mc_format_t;
 mc_status_t mc_plan_write(const mc_plan_t *plan, mc_format_t format, FILE *out);
 
 /* The lower bound alone, without building a plan. */
-mc_status_t mc_lower_bound(const mc_layout_t *src, const mc_layout_t *dst, const mc_topology_t *topo,
-                           double *seconds);
+mc_status_t mc_lower_bound(const mc_layout_t *src, const mc_layout_t *dst,
+                           const mc_topology_t *topo, double *seconds);
 
 #ifdef __cplusplus
 }

@@ -43,7 +43,7 @@ mc_status_t mc_strategy_local_allgather(mc_plan_t *plan);
 mc_status_t mc_strategy_broadcast(mc_plan_t *plan);
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan);
 
-/* Reorders flows in rounds of host-disjoint NIC crossings (lib/plan/order.c). */
+/* Reorders flows like the rounds of an all-to-all (lib/plan/order.c). */
 mc_status_t mc_plan_order_rounds(mc_plan_t *plan);
 
 /* Box helpers. */

@@ -21,8 +21,9 @@ typedef struct {
     mc_loads_t loads;
     mc_host_run_t *hruns, *nruns;
     mc_box_t *stripes;
-    int64_t *entry; /* per host: device that received the current stripe, or -1 */
-    int64_t *order; /* needing host runs, rotated per stripe */
+    int64_t *entry;  /* per host: device that received the current stripe */
+    int64_t *served; /* hosts the current stripe reached, in order */
+    int64_t *order;  /* needing host runs, rotated per stripe */
 } ctx_t;
 
 /* Fan-out inside a host from `first` (already holding the stripe) to the run's other
@@ -49,10 +50,12 @@ static mc_status_t fan_out_in_host(ctx_t *c, const int64_t *needers, int count, 
     return s;
 }
 
-/* Host (holder host or a host already served in this stripe) with the least NIC egress. */
-static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, int64_t *from_holder)
+/* Sender for the next host crossing of a stripe: among the holder hosts and the hosts the
+ * stripe already reached (served[0..nserved), host ids), the one with the least NIC egress;
+ * from a holder host its least-loaded holder, from a relay host the device that got it. */
+static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, const int64_t *served,
+                           int nserved)
 {
-    const mc_topology_t *topo = c->plan->topo;
     int64_t best = -1;
     double best_load = 0;
     for (int i = 0; i < nh; i++) {
@@ -62,13 +65,12 @@ static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, int64_t *from_
             best_load = l;
         }
     }
-    for (int64_t h = 0; h < mc_topology_hosts(topo); h++)
-        if (c->entry[h] >= 0 && c->loads.host_send[h] < best_load) {
-            best = h;
-            best_load = c->loads.host_send[h];
+    for (int i = 0; i < nserved; i++)
+        if (c->loads.host_send[served[i]] < best_load) {
+            best = served[i];
+            best_load = c->loads.host_send[best];
         }
     const mc_host_run_t *run = mc_find_run(c->hruns, nh, best);
-    *from_holder = run != NULL;
     return run ? mc_least_loaded(p->holders + run->first, run->count, c->loads.dev_send)
                : c->entry[best];
 }
@@ -114,15 +116,14 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
         for (int j = 0; j < nneed && !s; j++) {
             const mc_host_run_t *g = &c->nruns[c->order[(j + st + rotation) % nneed]];
             const int64_t *needers = p->needers + g->first;
-            int64_t from_holder, from = pick_sender(c, p, nh, &from_holder);
+            int64_t from = pick_sender(c, p, nh, c->served, j);
             int64_t to = mc_least_loaded(needers, g->count, c->loads.dev_recv);
             mc_loads_add(&c->loads, topo, from, to, bytes);
             c->entry[g->host] = to;
+            c->served[j] = g->host;
             if (!(s = mc_plan_add_edge(plan, from, to)))
                 s = fan_out_in_host(c, needers, g->count, to, bytes);
         }
-        for (int j = 0; j < nneed; j++)
-            c->entry[c->nruns[c->order[j]].host] = -1;
     }
     return s;
 }
@@ -145,13 +146,12 @@ static mc_status_t build(mc_plan_t *plan, int per_needer)
     c.nruns = mc_calloc((size_t)most, sizeof *c.nruns);
     c.stripes = mc_calloc((size_t)most, sizeof *c.stripes);
     c.entry = mc_calloc((size_t)nhost, sizeof *c.entry);
+    c.served = mc_calloc((size_t)most, sizeof *c.served);
     c.order = mc_calloc((size_t)most, sizeof *c.order);
-    if (!c.hruns || !c.nruns || !c.stripes || !c.entry || !c.order) {
+    if (!c.hruns || !c.nruns || !c.stripes || !c.entry || !c.served || !c.order) {
         s = MC_ERR_NOMEM;
         goto out;
     }
-    for (int64_t h = 0; h < nhost; h++)
-        c.entry[h] = -1;
     if ((s = mc_pieces_by_size(ps, &by_size)))
         goto out;
     for (int64_t k = 0; k < ps->npieces && !s; k++)
@@ -165,9 +165,24 @@ out:
     free(c.nruns);
     free(c.stripes);
     free(c.entry);
+    free(c.served);
     free(c.order);
     mc_loads_destroy(&c.loads);
     return s;
+}
+
+/* Whether some piece would get more stripes with per_needer (else both builds agree). */
+static int per_needer_differs(const mc_plan_t *plan)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    int64_t dph = mc_topology_devices_per_host(plan->topo);
+    for (int64_t i = 0; i < ps->npieces; i++) {
+        const mc_piece_t *p = &ps->pieces[i];
+        if (p->nneeders > p->nholders && p->nholders < dph &&
+            p->bytes >= 2 * (int64_t)MIN_STRIPE_BYTES)
+            return 1;
+    }
+    return 0;
 }
 
 /* Builds both stripe policies and keeps the one the simulator finds faster: more stripes
@@ -181,8 +196,9 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     alt.edges = NULL;
     alt.nflows = alt.flows_cap = alt.nedges = alt.edges_cap = 0;
     mc_status_t s = build(plan, 0);
-    if (!s)
-        s = build(&alt, 1);
+    if (s || !per_needer_differs(plan))
+        return s;
+    s = build(&alt, 1);
     if (!s) {
         mc_plan_set_chunks(plan);
         mc_plan_set_chunks(&alt);
