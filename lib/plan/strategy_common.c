@@ -39,9 +39,12 @@ mc_status_t mc_loads_create(const mc_topology_t *topo, mc_loads_t *out)
     size_t ndev = (size_t)mc_topology_devices(topo), nhost = (size_t)mc_topology_hosts(topo);
     out->dev_send = mc_calloc(ndev, sizeof(double));
     out->dev_recv = mc_calloc(ndev, sizeof(double));
+    out->dev_nic_send = mc_calloc(ndev, sizeof(double));
+    out->dev_nic_recv = mc_calloc(ndev, sizeof(double));
     out->host_send = mc_calloc(nhost, sizeof(double));
     out->host_recv = mc_calloc(nhost, sizeof(double));
-    if (!out->dev_send || !out->dev_recv || !out->host_send || !out->host_recv) {
+    if (!out->dev_send || !out->dev_recv || !out->dev_nic_send || !out->dev_nic_recv ||
+        !out->host_send || !out->host_recv) {
         mc_loads_destroy(out);
         return MC_ERR_NOMEM;
     }
@@ -52,6 +55,8 @@ void mc_loads_destroy(mc_loads_t *loads)
 {
     free(loads->dev_send);
     free(loads->dev_recv);
+    free(loads->dev_nic_send);
+    free(loads->dev_nic_recv);
     free(loads->host_send);
     free(loads->host_recv);
     *loads = (mc_loads_t){0};
@@ -64,6 +69,8 @@ void mc_loads_add(mc_loads_t *loads, const mc_topology_t *topo, int64_t from, in
     loads->dev_send[from] += bytes;
     loads->dev_recv[to] += bytes;
     if (hf != ht) {
+        loads->dev_nic_send[from] += bytes;
+        loads->dev_nic_recv[to] += bytes;
         loads->host_send[hf] += bytes;
         loads->host_recv[ht] += bytes;
     }

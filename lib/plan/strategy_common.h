@@ -21,7 +21,9 @@ const mc_host_run_t *mc_find_run(const mc_host_run_t *runs, int nruns, int64_t h
 
 /* Per-device and per-host byte loads, zeroed. */
 typedef struct {
-    double *dev_send, *dev_recv, *host_send, *host_recv;
+    double *dev_send, *dev_recv;         /* all bytes a device sends / receives */
+    double *dev_nic_send, *dev_nic_recv; /* the part that crosses hosts */
+    double *host_send, *host_recv;       /* bytes through each host's NIC */
 } mc_loads_t;
 mc_status_t mc_loads_create(const mc_topology_t *topo, mc_loads_t *out);
 void mc_loads_destroy(mc_loads_t *loads);

@@ -71,7 +71,7 @@ static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, const int64_t 
             best_load = c->loads.host_send[best];
         }
     const mc_host_run_t *run = mc_find_run(c->hruns, nh, best);
-    return run ? mc_least_loaded(p->holders + run->first, run->count, c->loads.dev_send)
+    return run ? mc_least_loaded(p->holders + run->first, run->count, c->loads.dev_nic_send)
                : c->entry[best];
 }
 
@@ -117,7 +117,7 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
             const mc_host_run_t *g = &c->nruns[c->order[(j + st + rotation) % nneed]];
             const int64_t *needers = p->needers + g->first;
             int64_t from = pick_sender(c, p, nh, c->served, j);
-            int64_t to = mc_least_loaded(needers, g->count, c->loads.dev_recv);
+            int64_t to = mc_least_loaded(needers, g->count, c->loads.dev_nic_recv);
             mc_loads_add(&c->loads, topo, from, to, bytes);
             c->entry[g->host] = to;
             c->served[j] = g->host;
