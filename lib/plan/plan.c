@@ -282,6 +282,9 @@ mc_status_t mc_plan_create(const mc_layout_t *src, const mc_layout_t *dst,
         (s = mc_layout_copy(dst, &plan->dst)) || (s = mc_topology_copy(topo, &plan->topo)) ||
         (s = mc_pieces_compute(src, dst, &plan->pieces)))
         goto err;
+    /* the bound first: strategies may plan against it */
+    if ((s = mc_bound_compute(plan->pieces, plan->topo, &plan->stats.lower_bound_s)))
+        goto err;
     switch (plan->params.strategy) {
     case MC_STRATEGY_SEND_RECV:
         s = mc_strategy_send_recv(plan);
@@ -310,8 +313,8 @@ mc_status_t mc_plan_create(const mc_layout_t *src, const mc_layout_t *dst,
         goto err;
     }
     plan->stats.valid = 1;
-    if ((s = mc_plan_simulate(plan, &plan->stats.estimate_s)) ||
-        (s = mc_bound_compute(plan->pieces, plan->topo, &plan->stats.lower_bound_s)))
+    /* strategies that simulated their final plan already hold its estimate */
+    if (plan->stats.estimate_s == 0 && (s = mc_plan_simulate(plan, &plan->stats.estimate_s)))
         goto err;
     *out = plan;
     return MC_OK;
