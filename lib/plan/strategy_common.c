@@ -91,9 +91,13 @@ mc_status_t mc_pieces_by_size(const mc_pieces_t *pieces, int64_t **out)
     int64_t *order = mc_calloc((size_t)pieces->npieces + 1, sizeof *order);
     if (!order)
         return MC_ERR_NOMEM;
-    for (int64_t i = 0; i < pieces->npieces; i++)
+    int sorted = 1;
+    for (int64_t i = 0; i < pieces->npieces; i++) {
         order[i] = i;
-    qsort_r(order, (size_t)pieces->npieces, sizeof *order, cmp_by_size, (void *)pieces);
+        sorted &= i == 0 || pieces->pieces[i].bytes <= pieces->pieces[i - 1].bytes;
+    }
+    if (!sorted) /* often all pieces are the same size */
+        qsort_r(order, (size_t)pieces->npieces, sizeof *order, cmp_by_size, (void *)pieces);
     *out = order;
     return MC_OK;
 }
