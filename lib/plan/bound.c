@@ -1,14 +1,16 @@
 /* The fluid lower bound of DESIGN §5. No plan, on any strategy, can finish sooner:
- *   host NIC in:    max_h R_h / B_in(h)            (+ one NIC latency)
- *   host set out:   max_X E(X) / B_out(X)          (max-closure, parametric min-cut)
- *   all NICs:       Σ_h R_h / Σ_h B_out(h)
- *   device in/out:  max_d R_d / (B_intra + B_in(h(d))),  max_d E_d / (B_intra + B_out(h(d)))
- *   local copies:   max_d C_d / B_copy             (+ one copy latency)
+ *   host NIC in:    max_h R_h / B_in(h)                                  + α_nic
+ *   host set out:   max_X E(X) / B_out(X)  (max-closure, parametric min-cut) + α_nic
+ *   all NICs:       Σ_h R_h / Σ_h B_out(h)                               + α_nic
+ *   device in/out:  max_d R_d / (B_intra + B_in(h(d))),
+ *                   max_d E_d / (B_intra + B_out(h(d)))                  + min(α_intra, α_nic)
+ *   local copies:   max_d C_d / B_copy                                   + α_copy
  * R_h: bytes host h needs that no device of h holds; E(X): bytes of such pieces whose holders
  * all lie in X (each must leave X at least once: some host outside its holders needs it);
  * R_d / E_d: bytes device d needs / only d holds and someone needs; C_d: bytes d copies
  * locally. A device receives from other hosts through its host's NIC and from its own host
- * through its port, matching the simulator's ports, so these terms bound its estimate too. */
+ * through its port, matching the simulator's ports; the last byte through a port still
+ * travels one link latency, so these terms bound the simulator's estimate too. */
 #include <stdlib.h>
 #include <string.h>
 #include "maxflow.h"
@@ -204,17 +206,18 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         if (r_host[h] > 0 && (t = r_host[h] / b_in + nic.latency) > bound)
             bound = t;
     }
-    if ((t = sum_r / (b_out * (double)nhost)) > bound)
+    if (sum_r > 0 && (t = sum_r / (b_out * (double)nhost) + nic.latency) > bound)
         bound = t;
     double closure = 0;
     if (m > 0 && (s = mc_bound_closure(m, gsize, goff, ghosts, nhost, bout, &closure)))
         goto out;
-    if (closure > bound)
-        bound = closure;
+    if (closure > 0 && closure + nic.latency > bound)
+        bound = closure + nic.latency;
+    double min_latency = intra.latency < nic.latency ? intra.latency : nic.latency;
     for (int64_t d = 0; d < ndev; d++) {
-        if ((t = r_dev[d] / (intra.bandwidth + b_in)) > bound)
+        if (r_dev[d] > 0 && (t = r_dev[d] / (intra.bandwidth + b_in) + min_latency) > bound)
             bound = t;
-        if ((t = e_dev[d] / (intra.bandwidth + b_out)) > bound)
+        if (e_dev[d] > 0 && (t = e_dev[d] / (intra.bandwidth + b_out) + min_latency) > bound)
             bound = t;
         if (c_dev[d] > 0 && (t = c_dev[d] / copy.bandwidth + copy.latency) > bound)
             bound = t;

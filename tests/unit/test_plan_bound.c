@@ -240,7 +240,8 @@ static void test_bound_vs_bruteforce(void **state)
             if (r_host[h] > 0)
                 bound = fmax(bound, r_host[h] / b_in + nic.latency);
         }
-        bound = fmax(bound, sum_r / (b_out * (double)H));
+        if (sum_r > 0)
+            bound = fmax(bound, sum_r / (b_out * (double)H) + nic.latency);
         for (uint32_t X = 1; X < (1u << H); X++) {
             double ex = 0;
             /* E(X): elements whose holder host set lies inside X */
@@ -253,10 +254,14 @@ static void test_bound_vs_bruteforce(void **state)
         }
         if (closure > bound)
             closure_wins++;
-        bound = fmax(bound, closure);
+        if (closure > 0)
+            bound = fmax(bound, closure + nic.latency);
+        double min_lat = fmin(intra.latency, nic.latency);
         for (int64_t d = 0; d < ndev; d++) {
-            bound = fmax(bound, r_dev[d] / (intra.bandwidth + b_in));
-            bound = fmax(bound, e_dev[d] / (intra.bandwidth + b_out));
+            if (r_dev[d] > 0)
+                bound = fmax(bound, r_dev[d] / (intra.bandwidth + b_in) + min_lat);
+            if (e_dev[d] > 0)
+                bound = fmax(bound, e_dev[d] / (intra.bandwidth + b_out) + min_lat);
             if (c_dev[d] > 0)
                 bound = fmax(bound, c_dev[d] / copy.bandwidth + copy.latency);
         }
