@@ -62,8 +62,8 @@ typedef struct {
     mc_sched_comm_t comm;       /* default MC_SCHED_COMM_P2P */
     int joins;                  /* branch: join points, evenly spaced, the last at the end;
                                  * 1..p, default 1 */
-    double gen_f, gen_b, gen_w; /* costs the list-scheduled kinds (zb-h2, zb-v, chimera,
-                                 * branch, amdp) plan with; default F=1, B=2, W=1 */
+    double gen_f, gen_b, gen_w; /* costs the list-scheduled kinds (zb-h2, zb-v, branch,
+                                 * amdp) plan with; default F=1, B=2, W=1 */
 } mc_schedule_params_t;
 
 /* Builds the schedule for p = stages ranks and m = microbatches. params may be NULL.

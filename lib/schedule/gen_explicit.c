@@ -1,4 +1,5 @@
-/* Rule-based generators: GPipe, 1F1B, eager-1F1B, interleaved 1F1B, ZB-H1, DualPipeV.
+/* Rule-based generators: GPipe, 1F1B, eager-1F1B, interleaved 1F1B, ZB-H1, Chimera,
+ * DualPipeV.
  * Each writes the compute actions of every rank; communication is inserted later. */
 #include <stdlib.h>
 #include "schedule/sched_internal.h"
@@ -146,6 +147,56 @@ static mc_status_t dualpipev(sched_list_t *l, int r, int m, int p)
     return st;
 }
 
+/* Chimera (Li & Hoefler, SC'21), built as the paper does: a basic unit of D microbatches,
+ * D/2 down (stage j on rank j) and D/2 up (stage j on rank D-1-j), and N/D units directly
+ * concatenated. In unit k, the a-th microbatch of either pipeline (a < D/2) runs, in time
+ * slots of one F or B each,
+ *     F at depth j in slot 2Dk + 2a + j,   B at depth j in slot 2Dk + 2a + 2D-1-j.
+ * Injecting every other slot lets the two directions interleave: on rank r, the down F's
+ * and the up B's take the slots of r's parity, r .. r+2D-2, and the up F's and down B's
+ * the others, D-1-r .. 3D-3-r. So a unit spans at most 3D-2 slots on a rank (D-2 of them
+ * idle on ranks 0 and D-1) and its slots are distinct mod 2D: the next unit, 2D later,
+ * fills the previous one's tail bubbles with its forwards. With T_F = T_B the period is
+ * 2N+D-2 and the bubble (D-2)/(2N+D-2) when D divides N. Otherwise the last unit holds
+ * the N mod D left-over microbatches and the period is 2N+2D-2-(N mod D). Each rank runs
+ * its actions in slot order; the slots are a valid timetable, so the order cannot
+ * deadlock, and transfers on a stage boundary go in microbatch order. */
+static mc_status_t chimera(mc_schedule_t *s, sched_list_t *l, int r)
+{
+    int d = s->ranks, m = s->microbatches, half = d / 2;
+    int units = (m / 2 + half - 1) / half;
+    size_t nslots = (size_t)2 * (size_t)d * (size_t)(units + 1);
+    int stage[2] = {r, d + (d - 1 - r)}; /* this rank's stage of each pipeline */
+    int seen[2] = {0, 0};
+    mc_status_t st = MC_OK;
+    int *slot = mc_calloc(nslots, sizeof *slot); /* 1 + (mb * 2 + is_b), 0 if idle */
+    if (!slot)
+        return MC_ERR_NOMEM;
+    for (int mb = 0; mb < m; mb++) {
+        int pipe = s->mb_pipe[mb], i = seen[pipe]++;
+        int j = s->stages[stage[pipe]].depth;
+        size_t t0 = (size_t)2 * (size_t)d * (size_t)(i / half) + (size_t)(2 * (i % half));
+        size_t t[2] = {t0 + (size_t)j, t0 + (size_t)(2 * d - 1 - j)};
+        for (int b = 0; b < 2; b++) {
+            if (slot[t[b]]) {
+                st = mc_error(MC_ERR_INTERNAL, "chimera: rank %d has two actions in slot %zu", r,
+                              t[b]);
+                goto out;
+            }
+            slot[t[b]] = 1 + mb * 2 + b;
+        }
+    }
+    for (size_t t = 0; t < nslots && !st; t++) {
+        if (!slot[t])
+            continue;
+        int mb = (slot[t] - 1) / 2, b = (slot[t] - 1) % 2;
+        st = sched_list_push(l, b ? MC_SCHED_B : MC_SCHED_F, stage[s->mb_pipe[mb]], mb);
+    }
+out:
+    free(slot);
+    return st;
+}
+
 mc_status_t sched_gen_explicit(mc_schedule_t *s, sched_list_t *compute)
 {
     int p = s->ranks, m = s->microbatches;
@@ -170,6 +221,9 @@ mc_status_t sched_gen_explicit(mc_schedule_t *s, sched_list_t *compute)
             break;
         case MC_SCHED_ZB_H1:
             st = zb_h1(l, r, m, p);
+            break;
+        case MC_SCHED_CHIMERA:
+            st = chimera(s, l, r);
             break;
         case MC_SCHED_DUALPIPEV:
             st = dualpipev(l, r, m, p);

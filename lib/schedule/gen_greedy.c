@@ -1,4 +1,4 @@
-/* List-scheduling generator (ZB-H2, ZB-V, Chimera, branch-aware, AMDP): runs the
+/* List-scheduling generator (ZB-H2, ZB-V, branch-aware, AMDP): runs the
  * dependency graph with the planning costs; whenever a rank is free it starts the ready
  * action of highest priority that its memory limit allows. The recorded start order is
  * the schedule, so it is deadlock-free by construction. */
@@ -172,11 +172,6 @@ static void set_rule(const mc_schedule_t *s, rule_t *rule)
         rule->split = 1;
         for (int r = 0; r < p; r++)
             rule->rank_limit[r] = 2 * p;
-        break;
-    case MC_SCHED_CHIMERA:
-        /* per direction, 1F1B's limit: stage at depth d holds at most p-d microbatches */
-        for (int i = 0; i < s->nstages; i++)
-            rule->stage_limit[i] = p - s->stages[i].depth;
         break;
     case MC_SCHED_BRANCH:
         for (int i = 0; i < s->nstages; i++)

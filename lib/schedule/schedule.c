@@ -314,7 +314,6 @@ mc_status_t mc_schedule_create(mc_sched_kind_t kind, int stages, int microbatche
     switch (kind) {
     case MC_SCHED_ZB_H2:
     case MC_SCHED_ZB_V:
-    case MC_SCHED_CHIMERA:
     case MC_SCHED_BRANCH:
     case MC_SCHED_AMDP:
         st = sched_gen_greedy(s, compute);

@@ -95,6 +95,16 @@ static void test_hand_worked_orders(void **state)
     assert_string_equal(buf, "F0 F1 F2 B0 F3 B1 F4 B2 F5 B3 F6 B4 F7 B5 B6 B7");
     mc_schedule_destroy(s);
 
+    /* Chimera D=4, N=8: two basic units; rank 0 holds down stage 0 (even microbatches) and
+     * up stage 7 (odd ones). The second unit's forwards F4, F6 fill the first unit's tail
+     * bubbles (slots 8 and 10), between its backwards B0 and B2. */
+    s = make(MC_SCHED_CHIMERA, 4, 8, 0, MC_SCHED_COMM_P2P);
+    compute_order(s, 0, buf, sizeof buf);
+    assert_string_equal(buf, "F0 F2 F1 B1 F3 B3 B0 F4 B2 F6 F5 B5 F7 B7 B4 B6");
+    compute_order(s, 1, buf, sizeof buf);
+    assert_string_equal(buf, "F0 F1 F2 F3 B1 B0 B3 B2 F4 F5 F6 F7 B5 B4 B7 B6");
+    mc_schedule_destroy(s);
+
     /* PyTorch-style strings, with communication */
     s = make(MC_SCHED_1F1B, 2, 2, 0, MC_SCHED_COMM_P2P);
     const mc_sched_action_t *a;
@@ -148,14 +158,21 @@ static void test_bubble_formulas(void **state)
                 mc_schedule_destroy(s);
             }
             /* ZB-H2: zero with T_F = T_I = T_W once its warm-up of 2(p-1)+1 forwards fits
-             * (m >= 2p-1); below that still under 1F1B's bubble */
+             * (m >= 2p-1). Below that no schedule reaches zero: rank 0's first I comes at
+             * least 2p-1 slots after its first F and only forwards can run in between, so
+             * rank 0 idles >= 2p-1-m and the period is >= 3m + 2p-1-m. ZB-H2 meets that
+             * bound exactly (and so stays under 1F1B's bubble). */
             mc_schedule_t *s = make(MC_SCHED_ZB_H2, p, m, 0, MC_SCHED_COMM_P2P);
             mc_timeline_t *tl = sim(s, 1, 2, 1, 0, 1, &S);
-            if (m >= 2 * p - 1)
+            if (m >= 2 * p - 1) {
                 expect_near(S.bubble_fraction, 0, "zb-h2", p, m);
-            else if (!(S.bubble_fraction < classic))
-                fail_msg("zb-h2 p=%d m=%d: bubble %g not under 1F1B's %g", p, m, S.bubble_fraction,
-                         classic);
+            } else {
+                expect_near(S.makespan, 2 * m + 2 * p - 1, "zb-h2 makespan", p, m);
+                expect_near(S.bubble_fraction, 1 - 3.0 * m / (2 * m + 2 * p - 1), "zb-h2", p, m);
+                if (!(S.bubble_fraction < classic))
+                    fail_msg("zb-h2 p=%d m=%d: bubble %g not under 1F1B's %g", p, m,
+                             S.bubble_fraction, classic);
+            }
             mc_timeline_destroy(tl);
             mc_schedule_destroy(s);
             if (m % p == 0) {
@@ -170,13 +187,21 @@ static void test_bubble_formulas(void **state)
             }
         }
     }
-    /* Chimera, equal F and B: (D-2)/(2N+D-2). Our list scheduler reaches it for D <= 6
-     * with N a multiple of D, and for D = 8 with N = D (docs/schedules.md). */
+    /* Chimera, equal F and B (F=1, B=1, no W split): (D-2)/(2N+D-2) for N a multiple of
+     * D, from the explicit concatenation of basic units. For other even N >= D the last
+     * unit holds the N mod D left-over microbatches and the period is 2N+2D-2-(N mod D). */
     for (int d = 2; d <= 8; d += 2) {
-        for (int n = d; n <= (d == 8 ? 8 : 4 * d); n += d) {
+        for (int n = d; n <= 4 * d; n += 2) {
             mc_schedule_t *s = make(MC_SCHED_CHIMERA, d, n, 0, MC_SCHED_COMM_P2P);
             mc_timeline_t *tl = sim(s, 1, 1, 0, 0, 1, &S);
-            expect_near(S.bubble_fraction, (double)(d - 2) / (2 * n + d - 2), "chimera", d, n);
+            if (n % d == 0) {
+                expect_near(S.bubble_fraction, (double)(d - 2) / (2 * n + d - 2), "chimera", d, n);
+                expect_near(S.makespan, 2 * n + d - 2, "chimera makespan", d, n);
+            } else {
+                double period = 2 * n + 2 * d - 2 - n % d;
+                expect_near(S.makespan, period, "chimera makespan, partial unit", d, n);
+                expect_near(S.bubble_fraction, 1 - 2 * n / period, "chimera, partial unit", d, n);
+            }
             mc_timeline_destroy(tl);
             mc_schedule_destroy(s);
         }
