@@ -10,14 +10,10 @@ static int less(const mc_heap_item_t *x, const mc_heap_item_t *y)
 
 mc_status_t mc_heap_push(mc_heap_t *h, mc_heap_item_t item)
 {
-    if (h->n == h->cap) {
-        int64_t cap = h->cap ? 2 * h->cap : 64;
-        mc_heap_item_t *p = realloc(h->items, (size_t)cap * sizeof *p);
-        if (!p)
-            return mc_error(MC_ERR_NOMEM, "out of memory in the simulator");
-        h->items = p;
-        h->cap = cap;
-    }
+    mc_status_t s =
+        mc_grow((void **)&h->items, &h->cap, h->n, sizeof *h->items, 64, "a simulator queue");
+    if (s)
+        return s;
     int64_t i = h->n++;
     while (i > 0) {
         int64_t parent = (i - 1) / 2;

@@ -86,14 +86,10 @@ mc_link_class_t mc_edge_class(const mc_topology_t *topo, int64_t from, int64_t t
 
 mc_status_t mc_plan_add_flow(mc_plan_t *plan, int64_t piece, const mc_box_t *box)
 {
-    if (plan->nflows == plan->flows_cap) {
-        int64_t cap = plan->flows_cap ? 2 * plan->flows_cap : 64;
-        mc_flow_t *f = realloc(plan->flows, (size_t)cap * sizeof *f);
-        if (!f)
-            return mc_error(MC_ERR_NOMEM, "out of memory growing the plan's flows");
-        plan->flows = f;
-        plan->flows_cap = cap;
-    }
+    mc_status_t s = mc_grow((void **)&plan->flows, &plan->flows_cap, plan->nflows,
+                            sizeof *plan->flows, 64, "the plan's flows");
+    if (s)
+        return s;
     mc_flow_t *f = &plan->flows[plan->nflows++];
     memset(f, 0, sizeof *f);
     f->piece = piece;
@@ -105,14 +101,10 @@ mc_status_t mc_plan_add_flow(mc_plan_t *plan, int64_t piece, const mc_box_t *box
 
 mc_status_t mc_plan_add_edge(mc_plan_t *plan, int64_t from, int64_t to)
 {
-    if (plan->nedges == plan->edges_cap) {
-        int64_t cap = plan->edges_cap ? 2 * plan->edges_cap : 256;
-        mc_edge_t *e = realloc(plan->edges, (size_t)cap * sizeof *e);
-        if (!e)
-            return mc_error(MC_ERR_NOMEM, "out of memory growing the plan's edges");
-        plan->edges = e;
-        plan->edges_cap = cap;
-    }
+    mc_status_t s = mc_grow((void **)&plan->edges, &plan->edges_cap, plan->nedges,
+                            sizeof *plan->edges, 256, "the plan's edges");
+    if (s)
+        return s;
     plan->edges[plan->nedges++] = (mc_edge_t){from, to};
     plan->flows[plan->nflows - 1].nedges++;
     return MC_OK;

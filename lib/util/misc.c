@@ -23,6 +23,20 @@ char *mc_strdup(const char *s)
     return p;
 }
 
+mc_status_t mc_grow(void **items, int64_t *cap, int64_t n, size_t elem_size, int64_t first_cap,
+                    const char *what)
+{
+    if (n < *cap)
+        return MC_OK;
+    int64_t grown = *cap ? 2 * *cap : first_cap;
+    void *p = realloc(*items, (size_t)grown * elem_size);
+    if (!p)
+        return mc_error(MC_ERR_NOMEM, "out of memory growing %s", what);
+    *items = p;
+    *cap = grown;
+    return MC_OK;
+}
+
 double mc_now(void)
 {
     struct timespec ts;
@@ -110,15 +124,8 @@ mc_status_t mc_parse_id_list(const char *text, const char *what, int64_t **out, 
             }
         }
         for (int64_t v = a; v <= b; v++) {
-            if (n == cap) {
-                int64_t *grown = realloc(ids, (size_t)(cap * 2) * sizeof *ids);
-                if (!grown) {
-                    s = mc_error(MC_ERR_NOMEM, "out of memory parsing %s", what);
-                    goto err;
-                }
-                ids = grown;
-                cap *= 2;
-            }
+            if ((s = mc_grow((void **)&ids, &cap, n, sizeof *ids, 16, what)))
+                goto err;
             ids[n++] = v;
         }
         if (*p == '\0')

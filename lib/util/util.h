@@ -28,6 +28,12 @@ static inline int mc_add_i64(int64_t a, int64_t b, int64_t *out)
 void *mc_calloc(size_t n, size_t size);
 char *mc_strdup(const char *s);
 
+/* Makes room for one more element in a growing array *items of *cap elements holding n:
+ * doubles the capacity (from first_cap) when full. Sets MC_ERR_NOMEM, naming what, on
+ * failure (the array is left as it was). */
+mc_status_t mc_grow(void **items, int64_t *cap, int64_t n, size_t elem_size, int64_t first_cap,
+                    const char *what);
+
 /* Monotonic wall clock in seconds. */
 double mc_now(void);
 
