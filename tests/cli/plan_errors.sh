@@ -11,20 +11,9 @@ failed=0
 # A valid case; each check overrides one option (the last occurrence wins).
 base=(--shape 64,64 --dtype f32 --src-mesh 2x4 --src-spec S0R --dst-mesh 2x4 --dst-spec RS0)
 
-# expect_bad <substring> <subcommand> <args...>
-expect_bad() {
-    local want=$1
-    shift
-    "$bin" "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    local lines
-    lines=$(wc -l <"$tmp/err")
-    if [ $rc -ne 2 ] || [ "$lines" -ne 1 ] || [ -s "$tmp/out" ] ||
-        ! grep -q '^meshcast: ' "$tmp/err" || ! grep -qF -- "$want" "$tmp/err"; then
-        echo "FAIL: meshcast $* -> rc=$rc, $lines stderr lines: $(cat "$tmp/err"); want '$want'" >&2
-        failed=1
-    fi
-}
+prefix=()
+# shellcheck source=lib/expect.bash
+source "$(dirname "$0")/lib/expect.bash"
 
 # the base case itself is fine
 if ! "$bin" plan "${base[@]}" >/dev/null 2>"$tmp/err"; then

@@ -8,20 +8,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 failed=0
 
-# expect_bad <substring> <args...>
-expect_bad() {
-    local want=$1
-    shift
-    "$bin" topo "$@" >"$tmp/out" 2>"$tmp/err"
-    local rc=$?
-    local lines
-    lines=$(wc -l <"$tmp/err")
-    if [ $rc -ne 2 ] || [ "$lines" -ne 1 ] || [ -s "$tmp/out" ] ||
-        ! grep -q '^meshcast: ' "$tmp/err" || ! grep -qF -- "$want" "$tmp/err"; then
-        echo "FAIL: topo $* -> rc=$rc, $lines stderr lines: $(cat "$tmp/err"); want '$want'" >&2
-        failed=1
-    fi
-}
+prefix=(topo)
+# shellcheck source=lib/expect.bash
+source "$(dirname "$0")/lib/expect.bash"
 
 expect_bad "unknown topology 'foo' (built-in: p3.8xlarge, dgx-a100, dgx-h100, cpu-testbed)" \
     --topology foo
