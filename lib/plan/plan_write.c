@@ -152,9 +152,10 @@ static mc_status_t write_dot(const mc_plan_t *plan, FILE *out)
         while (b < n && pairs[b].from == pairs[a].from && pairs[b].to == pairs[a].to)
             bytes += pairs[b++].bytes;
         int nic = mc_edge_class(topo, pairs[a].from, pairs[a].to) == MC_LINK_NIC;
-        fprintf(out, "  d%lld -> d%lld [label=\"%.3g MiB\"%s];\n", (long long)pairs[a].from,
-                (long long)pairs[a].to, bytes / 1048576.0,
-                nic ? ", color=red, penwidth=2" : ", color=gray40");
+        int gib = bytes >= 1073741824.0;
+        fprintf(out, "  d%lld -> d%lld [label=\"%.4g %s\"%s];\n", (long long)pairs[a].from,
+                (long long)pairs[a].to, bytes / (gib ? 1073741824.0 : 1048576.0),
+                gib ? "GiB" : "MiB", nic ? ", color=red, penwidth=2" : ", color=gray40");
         a = b;
     }
     fputs("}\n", out);
