@@ -100,6 +100,9 @@ err_mesh:
     return MC_ERR_NOMEM;
 }
 
+/* Most devices a mesh given as text may have. */
+#define MESH_PARSE_MAX_DEVICES ((int64_t)1 << 24)
+
 /* "2x4", "8", "2x2x2" (also 'X' or '*' between sizes). */
 static mc_status_t parse_shape(const char *text, int *ndim, int64_t *shape)
 {
@@ -143,9 +146,14 @@ mc_status_t mc_mesh_parse(const char *shape_text, const char *devices_text, int6
     mc_status_t s = parse_shape(shape_text, &ndim, shape);
     if (s)
         return s;
+    /* Found by tests/unit/test_fuzz_parsers.c: the cap used to be 2^40 devices, so short
+     * texts asked for id arrays of up to 8 TiB ("1099511627776" aborts under ASan;
+     * "65536x65536", 32 GiB, is filled in until the OOM killer comes). 2^24 devices
+     * (128 MiB of ids) matches the id-list cap. */
     for (int a = 0; a < ndim; a++)
-        if (mc_mul_i64(size, shape[a], &size) || size > ((int64_t)1 << 40))
-            return mc_error(MC_ERR_OVERFLOW, "mesh '%s': too many devices", shape_text);
+        if (mc_mul_i64(size, shape[a], &size) || size > MESH_PARSE_MAX_DEVICES)
+            return mc_error(MC_ERR_OVERFLOW, "mesh '%s': too many devices (at most %lld)",
+                            shape_text, (long long)MESH_PARSE_MAX_DEVICES);
     int64_t *ids = NULL, count = 0;
     if (devices_text) {
         if ((s = mc_parse_id_list(devices_text, "mesh device list", &ids, &count)))

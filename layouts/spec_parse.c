@@ -77,6 +77,12 @@ static mc_status_t parse_alpa(parser_t *ps)
     while (p < end) {
         if (*p == 'R') {
             p++;
+            /* Found by tests/unit/test_fuzz_parsers.c: digits after 'R' used to be taken as
+             * mesh axes of that dim, so "R0" parsed as "S0". */
+            if (p < end && isdigit((unsigned char)*p))
+                return mc_error(MC_ERR_INVALID,
+                                "%s: malformed, 'R' (replicated) takes no mesh-axis digits",
+                                ps->label);
         } else if (*p == 'S') {
             p++;
             if (p == end || !isdigit((unsigned char)*p))

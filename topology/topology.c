@@ -249,6 +249,20 @@ static void default_name(const char *origin, char *buf, size_t n)
     size_t len = strlen(buf);
     if (len > 5 && !strcmp(buf + len - 5, ".topo"))
         buf[len - 5] = '\0';
+    /* Found by tests/unit/test_fuzz_parsers.c: mc_topology_write prints the name on a
+     * "name" line, so a name the line cannot carry back (empty for origin "" or "dir/",
+     * '#' starts a comment, line breaks, blanks at either end are trimmed) made the written
+     * text fail to parse or read back another name. Replace such characters. */
+    for (char *c = buf; *c; c++)
+        if (*c == '#' || *c == '\n' || *c == '\r')
+            *c = '_';
+    len = strlen(buf);
+    for (size_t i = 0; i < len && (buf[i] == ' ' || buf[i] == '\t'); i++)
+        buf[i] = '_';
+    for (size_t i = len; i > 0 && (buf[i - 1] == ' ' || buf[i - 1] == '\t'); i--)
+        buf[i - 1] = '_';
+    if (!*buf)
+        snprintf(buf, n, "unnamed");
 }
 
 static mc_status_t parse_line(const where_t *w, char *line, mc_topology_t *t, unsigned *have)

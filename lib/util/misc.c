@@ -123,10 +123,20 @@ mc_status_t mc_parse_id_list(const char *text, const char *what, int64_t **out, 
                 goto err;
             }
         }
-        for (int64_t v = a; v <= b; v++) {
+        /* Found by tests/unit/test_fuzz_parsers.c: only each range was capped, so a few KB
+         * of "0-16777216," repeated expanded to billions of ids (tens of GB). Cap the total
+         * as well, at 2^24 ids (the most a mesh given as text may have). */
+        if (b - a + 1 > ((int64_t)1 << 24) - n) {
+            s = mc_error(MC_ERR_OVERFLOW, "%s '%s': more than %lld ids", what, text,
+                         (long long)1 << 24);
+            goto err;
+        }
+        /* Found by tests/unit/test_fuzz_parsers.c: "v = a; v <= b; v++" never ended for
+         * b == INT64_MAX (signed overflow, then ids until memory ran out). Count instead. */
+        for (int64_t k = 0; k <= b - a; k++) {
             if ((s = mc_grow((void **)&ids, &cap, n, sizeof *ids, 16, what)))
                 goto err;
-            ids[n++] = v;
+            ids[n++] = a + k;
         }
         if (*p == '\0')
             break;
