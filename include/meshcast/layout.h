@@ -35,11 +35,13 @@ size_t mc_dtype_size(mc_dtype_t dtype);      /* bytes per element; 0 for an inva
 typedef struct mc_mesh mc_mesh_t;
 
 /* shape: ndim positive sizes. device_ids: row-major, mesh size entries, distinct and >= 0;
- * NULL means first_device.. consecutively, see mc_mesh_create_range. axis_names: ndim
- * distinct identifiers or NULL for the defaults "x", "y", "z", "w", "v", "u", "t", "s". */
+ * NULL means 0, 1, 2, ... axis_names: ndim distinct identifiers (at most 31 characters) or
+ * NULL for the defaults "x", "y", "z", "w", "v", "u", "t", "s". */
 mc_status_t mc_mesh_create(int ndim, const int64_t *shape, const int64_t *device_ids,
                            const char *const *axis_names, mc_mesh_t **out);
-/* Convenience: shape text "2x4" and device list text "0-3,8-11" (NULL: first_device..). */
+/* Convenience: shape text "2x4" and device list text "0-3,8-11" (NULL: first_device..).
+ * Text input is capped at 2^24 devices (and 2^24 ids in a list), so a typo cannot ask for
+ * gigabytes; mc_mesh_create has no such cap. */
 mc_status_t mc_mesh_parse(const char *shape_text, const char *devices_text, int64_t first_device,
                           mc_mesh_t **out);
 mc_status_t mc_mesh_copy(const mc_mesh_t *mesh, mc_mesh_t **out);
