@@ -4,36 +4,22 @@
  * host and receives from one host. Transports and the simulator start equal-priority chunks in plan
  * order, so this keeps every receiver busy instead of letting several senders queue on one
  * host while another idles. A flow is keyed by its first NIC crossing; flows with none
- * stay first. O(F log F). */
+ * stay first. One sort of F packed keys. */
 #include <stdlib.h>
 #include <string.h>
 #include "plan_internal.h"
 #include "util/util.h"
 
 typedef struct {
-    int64_t k, rotation, out, index; /* sort key, most significant first */
-    int64_t in;
+    uint64_t key; /* round k, rotation, sender rank: most significant first */
+    int64_t index;
 } flow_key_t;
 
-static int cmp_pair(const void *a, const void *b)
+static int cmp_key(const void *a, const void *b)
 {
     const flow_key_t *x = a, *y = b;
-    if (x->out != y->out)
-        return x->out < y->out ? -1 : 1;
-    if (x->in != y->in)
-        return x->in < y->in ? -1 : 1;
-    return (x->index > y->index) - (x->index < y->index);
-}
-
-static int cmp_round(const void *a, const void *b)
-{
-    const flow_key_t *x = a, *y = b;
-    if (x->k != y->k)
-        return x->k < y->k ? -1 : 1;
-    if (x->rotation != y->rotation)
-        return x->rotation < y->rotation ? -1 : 1;
-    if (x->out != y->out)
-        return x->out < y->out ? -1 : 1;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
     return (x->index > y->index) - (x->index < y->index);
 }
 
@@ -42,24 +28,27 @@ mc_status_t mc_plan_order_rounds(mc_plan_t *plan)
     const mc_topology_t *topo = plan->topo;
     int64_t nhost = mc_topology_hosts(topo), n = plan->nflows, nedges = 0;
     flow_key_t *keys = mc_calloc((size_t)n + 1, sizeof *keys);
+    int64_t *out_host = mc_calloc((size_t)n + 1, sizeof *out_host);
+    int64_t *in_host = mc_calloc((size_t)n + 1, sizeof *in_host);
     int64_t *out_rank = mc_calloc((size_t)nhost, sizeof *out_rank);
     int64_t *in_rank = mc_calloc((size_t)nhost, sizeof *in_rank);
+    int64_t *pair_count = NULL;
     mc_flow_t *flows = mc_calloc((size_t)n + 1, sizeof *flows);
     mc_edge_t *edges = mc_calloc((size_t)plan->nedges + 1, sizeof *edges);
     mc_status_t s = MC_OK;
-    if (!keys || !flows || !edges || !out_rank || !in_rank) {
+    if (!keys || !out_host || !in_host || !out_rank || !in_rank || !flows || !edges) {
         s = MC_ERR_NOMEM;
         goto out;
     }
     for (int64_t i = 0; i < n; i++) {
         const mc_flow_t *f = &plan->flows[i];
-        keys[i] = (flow_key_t){0, 0, -1, i, -1};
+        out_host[i] = in_host[i] = -1;
         for (int64_t j = 0; j < f->nedges; j++) {
             const mc_edge_t *e = &plan->edges[f->edge0 + j];
             int64_t a = mc_topology_host_of(topo, e->from), b = mc_topology_host_of(topo, e->to);
             if (a != b) {
-                keys[i].out = a;
-                keys[i].in = b;
+                out_host[i] = a;
+                in_host[i] = b;
                 out_rank[a] = in_rank[b] = 1;
                 break;
             }
@@ -70,16 +59,27 @@ mc_status_t mc_plan_order_rounds(mc_plan_t *plan)
         out_rank[h] = out_rank[h] ? senders++ : -1;
         in_rank[h] = in_rank[h] ? receivers++ : -1;
     }
+    /* keys pack k (23 bits), rotation and sender rank (20 bits each); past that (over a
+     * million hosts) the order is left as it is */
+    if (senders * receivers > ((int64_t)1 << 26) || n >= ((int64_t)1 << 23))
+        goto out;
+    pair_count = mc_calloc((size_t)(senders * receivers) + 1, sizeof *pair_count);
+    if (!pair_count) {
+        s = MC_ERR_NOMEM;
+        goto out;
+    }
     int64_t m = senders > receivers ? senders : receivers;
-    for (int64_t i = 0; i < n; i++)
-        if (keys[i].out >= 0)
-            keys[i].rotation = ((in_rank[keys[i].in] - out_rank[keys[i].out]) % m + m) % m;
-    /* k = rank of the flow among flows of the same host pair, in plan order */
-    qsort(keys, (size_t)n, sizeof *keys, cmp_pair);
-    for (int64_t i = 1; i < n; i++)
-        if (keys[i].out == keys[i - 1].out && keys[i].in == keys[i - 1].in)
-            keys[i].k = keys[i - 1].k + 1;
-    qsort(keys, (size_t)n, sizeof *keys, cmp_round);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t k = 0, rotation = 0, sender = 0;
+        if (out_host[i] >= 0) {
+            int64_t a = out_rank[out_host[i]], b = in_rank[in_host[i]];
+            k = (uint64_t)pair_count[a * receivers + b]++; /* k-th flow of this host pair */
+            rotation = (uint64_t)(((b - a) % m + m) % m);
+            sender = (uint64_t)a;
+        }
+        keys[i] = (flow_key_t){(k << 40) | (rotation << 20) | sender, i};
+    }
+    qsort(keys, (size_t)n, sizeof *keys, cmp_key);
     for (int64_t i = 0; i < n; i++) {
         const mc_flow_t *f = &plan->flows[keys[i].index];
         flows[i] = *f;
@@ -92,9 +92,12 @@ mc_status_t mc_plan_order_rounds(mc_plan_t *plan)
         memcpy(plan->edges, edges, (size_t)nedges * sizeof *edges);
     }
 out:
+    free(keys);
+    free(out_host);
+    free(in_host);
     free(out_rank);
     free(in_rank);
-    free(keys);
+    free(pair_count);
     free(flows);
     free(edges);
     return s;

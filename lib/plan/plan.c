@@ -80,8 +80,8 @@ mc_link_class_t mc_edge_class(const mc_topology_t *topo, int64_t from, int64_t t
 {
     if (from == to)
         return MC_LINK_COPY;
-    return mc_topology_host_of(topo, from) == mc_topology_host_of(topo, to) ? MC_LINK_INTRA
-                                                                            : MC_LINK_NIC;
+    int64_t dph = mc_topology_devices_per_host(topo); /* hot: skip host_of's range checks */
+    return from / dph == to / dph ? MC_LINK_INTRA : MC_LINK_NIC;
 }
 
 mc_status_t mc_plan_add_flow(mc_plan_t *plan, int64_t piece, const mc_box_t *box)

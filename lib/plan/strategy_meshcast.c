@@ -186,7 +186,10 @@ static mc_status_t build(mc_plan_t *plan, int policy)
         s = MC_ERR_NOMEM;
         goto out;
     }
-    if ((s = mc_pieces_by_size(ps, &by_size)))
+    /* most plans have about one flow and edge per (piece, needer): reserve that up front */
+    if ((s = mc_grow((void **)&plan->flows, &plan->flows_cap, plan->flows_cap, sizeof *plan->flows,
+                     ps->npieces + 1, "the plan's flows")) ||
+        (s = mc_pieces_by_size(ps, &by_size)))
         goto out;
     for (int64_t k = 0; k < ps->npieces && !s; k++)
         if (ps->pieces[by_size[k]].nneeders > 0)
