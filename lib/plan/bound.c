@@ -97,19 +97,14 @@ double mc_bound_closure_bruteforce(int64_t ngroups, const double *size, const in
     return best;
 }
 
-/* Sorted, distinct hosts of a device list, written to out; returns the count. */
+/* Distinct hosts of an ascending device list (hosts ascend too), written to out. */
 static int64_t host_set(const mc_topology_t *topo, const int64_t *devs, int n, int64_t *out)
 {
     int64_t k = 0;
     for (int i = 0; i < n; i++) {
-        int64_t h = mc_topology_host_of(topo, devs[i]), j = k;
-        while (j > 0 && out[j - 1] > h)
-            j--;
-        if (j > 0 && out[j - 1] == h)
-            continue;
-        memmove(out + j + 1, out + j, (size_t)(k - j) * sizeof *out);
-        out[j] = h;
-        k++;
+        int64_t h = mc_topology_host_of(topo, devs[i]);
+        if (k == 0 || out[k - 1] != h)
+            out[k++] = h;
     }
     return k;
 }

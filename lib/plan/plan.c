@@ -111,28 +111,25 @@ mc_status_t mc_plan_add_edge(mc_plan_t *plan, int64_t from, int64_t to)
 }
 
 /* Pipeline shape of a flow: along its slowest root-to-leaf path, the sum of 1/B over the
- * hops, and the slowest link class on it. */
-static double flow_fill(const mc_plan_t *plan, const mc_flow_t *f, mc_link_class_t *slowest)
+ * hops, and the slowest link class on it. path[d] holds that sum up to device d, valid where
+ * stamp[d] == flow index + 1 (scratch arrays shared across flows; holders start at 0). */
+static double flow_fill(const mc_plan_t *plan, int64_t fi, double *path, int64_t *stamp,
+                        mc_link_class_t *slowest)
 {
-    double *w = calloc((size_t)f->nedges + 1, sizeof *w), worst = 0;
+    const mc_flow_t *f = &plan->flows[fi];
+    double worst = 0;
     *slowest = MC_LINK_INTRA;
     for (int64_t i = 0; i < f->nedges; i++) {
         const mc_edge_t *e = &plan->edges[f->edge0 + i];
         mc_link_class_t cls = mc_edge_class(plan->topo, e->from, e->to);
-        double parent = 0;
-        for (int64_t j = i - 1; w && j >= 0; j--)
-            if (plan->edges[f->edge0 + j].to == e->from) {
-                parent = w[j];
-                break;
-            }
+        double parent = stamp[e->from] == fi + 1 ? path[e->from] : 0;
         double here = parent + 1.0 / mc_topology_link(plan->topo, cls).bandwidth;
-        if (w)
-            w[i] = here;
+        path[e->to] = here;
+        stamp[e->to] = fi + 1;
         worst = here > worst ? here : worst;
         if (cls == MC_LINK_NIC)
             *slowest = MC_LINK_NIC;
     }
-    free(w);
     return worst;
 }
 
@@ -164,10 +161,18 @@ static double busiest_port(const mc_plan_t *plan, mc_link_class_t cls)
  * (S/c)·α + S/B, plus a pipeline fill of c·W where W sums 1/B over the other hops of the
  * slowest path; the minimum is at c* = sqrt(S·α/W). S is the busiest port's bytes of that
  * class (flows share it), clamped to 256 KiB..4 MiB (FIELD-NOTES). */
-void mc_plan_set_chunks(mc_plan_t *plan)
+mc_status_t mc_plan_set_chunks(mc_plan_t *plan)
 {
     const int64_t lo = 256 << 10, hi = 4 << 20, elem = plan->pieces->elem_size;
     double port[2] = {-1, -1}; /* busiest port bytes: intra, NIC (computed on demand) */
+    size_t ndev = (size_t)mc_topology_devices(plan->topo);
+    double *path = mc_calloc(ndev, sizeof *path);
+    int64_t *stamp = mc_calloc(ndev, sizeof *stamp);
+    if (!path || !stamp) {
+        free(path);
+        free(stamp);
+        return MC_ERR_NOMEM;
+    }
     for (int64_t i = 0; i < plan->nflows; i++) {
         mc_flow_t *f = &plan->flows[i];
         int64_t c;
@@ -175,7 +180,7 @@ void mc_plan_set_chunks(mc_plan_t *plan)
             c = plan->params.chunk_bytes;
         } else {
             mc_link_class_t cls;
-            double fill = flow_fill(plan, f, &cls);
+            double fill = flow_fill(plan, i, path, stamp, &cls);
             int k = cls == MC_LINK_NIC;
             mc_link_t link = mc_topology_link(plan->topo, cls);
             if (port[k] < 0)
@@ -190,6 +195,9 @@ void mc_plan_set_chunks(mc_plan_t *plan)
             c = elem;
         f->chunk_bytes = c < f->bytes ? c : (f->bytes > 0 ? f->bytes : elem);
     }
+    free(path);
+    free(stamp);
+    return MC_OK;
 }
 
 void mc_plan_destroy(mc_plan_t *plan)
@@ -293,8 +301,7 @@ mc_status_t mc_plan_create(const mc_layout_t *src, const mc_layout_t *dst,
     }
     if (s)
         goto err;
-    mc_plan_set_chunks(plan);
-    if ((s = mc_plan_count(plan)))
+    if ((s = mc_plan_set_chunks(plan)) || (s = mc_plan_count(plan)))
         goto err;
     plan->stats.plan_ms = 1e3 * (mc_now() - t0);
     s = mc_plan_validate(plan);

@@ -56,7 +56,7 @@ int mc_box_split(const mc_box_t *box, int ndim, int k, mc_box_t *out);
 mc_link_class_t mc_edge_class(const mc_topology_t *topo, int64_t from, int64_t to);
 
 /* Chooses chunk_bytes for every flow (explicit param or √(s·α·B/(L−1)) clamped). */
-void mc_plan_set_chunks(mc_plan_t *plan);
+mc_status_t mc_plan_set_chunks(mc_plan_t *plan);
 /* Fills the byte and message counts and peak staging in plan->stats. */
 mc_status_t mc_plan_count(mc_plan_t *plan);
 /* Event-driven α–β simulation of the plan; returns seconds. */

@@ -164,23 +164,25 @@ out:
     return st;
 }
 
-static double copy_time(const mc_plan_t *plan)
+/* Local copies run on each device's copy engine, one after another. */
+static mc_status_t copy_time(const mc_plan_t *plan, double *worst)
 {
     int64_t ndev = mc_topology_devices(plan->topo);
-    double *t = calloc((size_t)ndev, sizeof *t), worst = 0;
+    double *t = mc_calloc((size_t)ndev, sizeof *t);
     mc_link_t copy = mc_topology_link(plan->topo, MC_LINK_COPY);
     if (!t)
-        return 0;
+        return MC_ERR_NOMEM;
+    *worst = 0;
     for (int64_t i = 0; i < plan->pieces->npieces; i++) {
         const mc_piece_t *p = &plan->pieces->pieces[i];
         for (int j = 0; j < p->nself; j++) {
             double *d = &t[p->self[j]];
             *d += copy.latency + (double)p->bytes / copy.bandwidth;
-            worst = *d > worst ? *d : worst;
+            *worst = *d > *worst ? *d : *worst;
         }
     }
     free(t);
-    return worst;
+    return MC_OK;
 }
 
 mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
@@ -226,7 +228,9 @@ mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
         if (st)
             goto out;
     }
-    double copies = copy_time(plan);
+    double copies = 0;
+    if ((st = copy_time(plan, &copies)))
+        goto out;
     *seconds = s.makespan > copies ? s.makespan : copies;
 out:
     for (int64_t r = 0; s.waiting && r < nres; r++)

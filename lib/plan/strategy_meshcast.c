@@ -252,10 +252,8 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, double *best)
         s = build(&alt, policy);
         break;
     }
-    if (!s) {
-        mc_plan_set_chunks(&alt);
+    if (!s && !(s = mc_plan_set_chunks(&alt)))
         s = mc_plan_simulate(&alt, &t);
-    }
     if (!s && t < *best) {
         mc_flow_t *f = plan->flows;
         mc_edge_t *e = plan->edges;
@@ -284,10 +282,8 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
 {
     double best = 0;
     mc_status_t s = build(plan, POLICY_PER_HOLDER);
-    if (!s) {
-        mc_plan_set_chunks(plan);
+    if (!s && !(s = mc_plan_set_chunks(plan)))
         s = mc_plan_simulate(plan, &best);
-    }
     if (!s && per_needer_differs(plan))
         s = try_policy(plan, POLICY_PER_NEEDER, &best);
     for (int policy = POLICY_DIRECT; policy <= POLICY_BROADCAST_LB_ORDER && !s; policy++)
