@@ -68,10 +68,13 @@ mc_status_t mc_plan_order_rounds(mc_plan_t *plan)
         s = MC_ERR_NOMEM;
         goto out;
     }
-    int64_t m = senders > receivers ? senders : receivers;
+    int64_t m = senders > receivers ? senders : receivers, local = 0;
     for (int64_t i = 0; i < n; i++) {
-        uint64_t k = 0, rotation = 0, sender = 0;
-        if (out_host[i] >= 0) {
+        /* flows inside hosts spread over the rounds too, one per round */
+        uint64_t k = (uint64_t)local, rotation = 0, sender = 0;
+        if (out_host[i] < 0) {
+            local++;
+        } else {
             int64_t a = out_rank[out_host[i]], b = in_rank[in_host[i]];
             k = (uint64_t)pair_count[a * receivers + b]++; /* k-th flow of this host pair */
             rotation = (uint64_t)(((b - a) % m + m) % m);
