@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 #include "cli.h"
+#include "plan_table.h"
 
 static const char usage_text[] =
     "usage: meshcast schedule --kind NAME --stages P --microbatches M [--chunks V]\n"
@@ -17,7 +18,11 @@ static const char usage_text[] =
     "  --costs        per-stage F, full B, and W (the weight part of B; I = B - W)\n"
     "  --comm T       transfer time per stage boundary (default 0)\n"
     "  --no-overlap   transfers block the sender instead of running beside compute\n"
-    "  --reshard      RESHARD_START/RESHARD_WAIT actions instead of SEND/RECV\n";
+    "  --reshard      RESHARD_START/RESHARD_WAIT actions instead of SEND/RECV\n"
+    "communication from a meshcast plan instead of --comm (the plan's estimate per boundary):\n"
+    "  --shape ... --src-mesh ... --src-spec ... --dst-mesh ... --dst-spec ...  as in `plan`\n"
+    "  [--src-devices --dst-devices --topology --hosts --strategy --chunk]\n"
+    "  --unit S       seconds per cost unit (default 1: costs in seconds)\n";
 
 /* One line on stderr ("meshcast: ..."), exit status 2. */
 #define bad_input cli_usage_error
@@ -115,14 +120,39 @@ static void print_actions(const mc_schedule_t *s, int rank, int compute_only, in
     }
 }
 
+/* Communication time per stage boundary from a meshcast plan of the given case: its
+ * cost-model estimate in seconds, divided by the seconds per cost unit. */
+static int plan_comm(const cli_case_t *c, double unit, double *comm)
+{
+    cli_built_t built;
+    plan_row_t rows[MC_PLAN_TABLE_MAX];
+    int nrows = 0, rc;
+    if (c->strategy && !strcmp(c->strategy, "all"))
+        return bad_input("--strategy all: a schedule takes one plan's estimate");
+    if ((rc = cli_case_build(c, &built)))
+        return rc;
+    if (!(rc = plan_table_run(c, &built, rows, &nrows)))
+        *comm = rows[0].stats.estimate_s / unit;
+    plan_table_free(rows, nrows);
+    cli_built_free(&built);
+    return rc;
+}
+
 int cmd_schedule(int argc, char **argv)
 {
     const char *kind_name = NULL, *trace = NULL, *svg = NULL;
     int p = -1, m = -1, chunks = 0, joins = 0, json = 0, overlap = 1, reshard = 0;
     int have_chunks = 0, have_joins = 0;
-    double f = 1, b = 2, w = 1, comm = 0;
+    double f = 1, b = 2, w = 1, comm = 0, unit = 1;
+    int have_comm = 0;
+    cli_case_t plan_case = {0};
     for (int i = 1; i < argc; i++) {
         const char *opt = argv[i];
+        int r = cli_case_option(&plan_case, argc, argv, &i);
+        if (r < 0)
+            return 2;
+        if (r)
+            continue;
         if (!strcmp(opt, "--help") || !strcmp(opt, "-h")) {
             fputs(usage_text, stdout);
             return 0;
@@ -139,9 +169,9 @@ int cmd_schedule(int argc, char **argv)
             reshard = 1;
             continue;
         }
-        static const char *const with_value[] = {"--kind",   "--stages", "--microbatches",
-                                                 "--chunks", "--joins",  "--costs",
-                                                 "--comm",   "--trace",  "--svg"};
+        static const char *const with_value[] = {
+            "--kind",  "--stages", "--microbatches", "--chunks", "--joins",
+            "--costs", "--comm",   "--trace",        "--svg",    "--unit"};
         int known = 0;
         for (size_t k = 0; k < sizeof with_value / sizeof *with_value; k++)
             known |= !strcmp(opt, with_value[k]);
@@ -164,7 +194,9 @@ int cmd_schedule(int argc, char **argv)
         else if (!strcmp(opt, "--costs"))
             rc = parse_costs(val, &f, &b, &w);
         else if (!strcmp(opt, "--comm"))
-            rc = parse_double(opt, val, &comm);
+            rc = parse_double(opt, val, &comm), have_comm = 1;
+        else if (!strcmp(opt, "--unit"))
+            rc = parse_double(opt, val, &unit);
         else if (!strcmp(opt, "--trace"))
             trace = val;
         else
@@ -182,6 +214,17 @@ int cmd_schedule(int argc, char **argv)
     mc_sched_kind_t kind;
     if (mc_sched_kind_parse(kind_name, &kind))
         return bad_input("%s", mc_last_error());
+    if (!(unit > 0))
+        return bad_input("--unit '%g': must be positive", unit);
+    const char *comm_source = "option";
+    if (plan_case.shape) {
+        int prc;
+        if (have_comm)
+            return bad_input("give --comm or a plan (--shape ...), not both");
+        if ((prc = plan_comm(&plan_case, unit, &comm)))
+            return prc;
+        comm_source = plan_case.strategy ? plan_case.strategy : "meshcast";
+    }
 
     mc_schedule_params_t prm = {.field_mask = MC_SCHED_PARAM_COMM,
                                 .comm = reshard ? MC_SCHED_COMM_RESHARD : MC_SCHED_COMM_P2P};
@@ -228,9 +271,9 @@ int cmd_schedule(int argc, char **argv)
     if (json) {
         printf("{\"kind\": \"%s\", \"stages\": %d, \"microbatches\": %d, \"chunks\": %d, "
                "\"makespan\": %.6g, \"flush_time\": %.6g, \"bubble_fraction\": %.6g, "
-               "\"peak_inflight\": [",
+               "\"comm\": %.6g, \"comm_source\": \"%s\", \"peak_inflight\": [",
                mc_sched_kind_name(kind), p, m, info.chunks, S.makespan, S.flush_time,
-               S.bubble_fraction);
+               S.bubble_fraction, comm, comm_source);
         for (int r = 0; r < p; r++) {
             mc_timeline_rank_t R;
             mc_timeline_rank(tl, r, &R);
@@ -247,7 +290,8 @@ int cmd_schedule(int argc, char **argv)
     } else {
         printf("schedule %s: %d ranks, %d microbatches, %d chunk(s) per rank, %d stages - valid\n",
                mc_sched_kind_name(kind), p, m, info.chunks, info.nstages);
-        printf("costs F=%g B=%g W=%g, comm %g per boundary, %s, %s actions\n", f, b, w, comm,
+        printf("costs F=%g B=%g W=%g, comm %g per boundary (%s%s), %s, %s actions\n", f, b, w, comm,
+               plan_case.shape ? "estimate of a plan by " : "from ", comm_source,
                overlap ? "overlapped" : "not overlapped", reshard ? "RESHARD" : "SEND/RECV");
         printf("makespan      %.6g   (flush %.6g)\n", S.makespan, S.flush_time);
         printf("bubble        %.2f %%\n", 100 * S.bubble_fraction);

@@ -64,5 +64,19 @@ for kind in gpipe 1f1b eager-1f1b interleaved-1f1b zb-h1 zb-h2 zb-v chimera dual
     done
 done
 
+# Communication from a plan: the schedule's comm equals the plan's estimate in cost units.
+case_opts=(--shape 4096,4096 --dtype f32 --src-mesh 1x4 --src-spec S1R --dst-mesh 1x4
+    --dst-spec RS0 --strategy meshcast)
+"$bin" plan "${case_opts[@]}" --json >"$tmp/p.json" || fail "plan for comm"
+"$bin" schedule --kind eager-1f1b --stages 4 --microbatches 8 --unit 1e-3 "${case_opts[@]}" \
+    --json >"$tmp/s.json" || fail "schedule with a plan"
+python3 - "$tmp/p.json" "$tmp/s.json" <<'PY' || fail "comm from plan"
+import json, sys
+est = json.load(open(sys.argv[1]))["plans"][0]["estimate_s"]
+sched = json.load(open(sys.argv[2]))
+assert sched["comm_source"] == "meshcast", sched["comm_source"]
+assert abs(sched["comm"] - est / 1e-3) <= 1e-4 * sched["comm"], (sched["comm"], est)
+PY
+
 "$bin" schedule --help | grep -q 'usage: meshcast schedule' || fail "help"
 exit $failed

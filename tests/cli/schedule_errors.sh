@@ -31,5 +31,12 @@ expect_bad "--kind is required" --stages 4 --microbatches 8
 expect_bad "--microbatches is required" --kind 1f1b --stages 4
 expect_bad "--svg needs a value" --kind 1f1b --stages 4 --microbatches 8 --svg
 expect_bad "unknown option '--bogus'" --kind 1f1b --stages 4 --microbatches 8 --bogus
+plan_case=(--shape 64,64 --src-mesh 1x4 --src-spec S0R --dst-mesh 1x4 --dst-spec RS0)
+expect_bad "not both" --kind 1f1b --stages 4 --microbatches 8 --comm 1 "${plan_case[@]}"
+expect_bad "must be positive" --kind 1f1b --stages 4 --microbatches 8 --unit 0 "${plan_case[@]}"
+expect_bad "one plan's estimate" --kind 1f1b --stages 4 --microbatches 8 --strategy all \
+    "${plan_case[@]}"
+expect_bad "src spec" --kind 1f1b --stages 4 --microbatches 8 --shape 64,64 --src-mesh 1x4 \
+    --src-spec S5R --dst-mesh 1x4 --dst-spec RS0
 
 exit $failed
