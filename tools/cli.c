@@ -89,15 +89,14 @@ static mc_status_t parse_shape(const char *text, int *ndim, int64_t *shape)
     return MC_OK;
 }
 
-static int build_layout(const cli_case_t *c, int ndim, const int64_t *shape, mc_dtype_t dtype,
-                        const char *side, const char *mesh_text, const char *devices, int64_t first,
+static int build_layout(int ndim, const int64_t *shape, mc_dtype_t dtype, const char *side,
+                        const char *mesh_text, const char *devices, int64_t first,
                         const char *spec_text, mc_layout_t **out)
 {
     char what[64];
     mc_mesh_t *mesh = NULL;
     mc_spec_t *spec = NULL;
     mc_status_t s;
-    (void)c;
     snprintf(what, sizeof what, "%s mesh", side);
     if ((s = mc_mesh_parse(mesh_text, devices, first, &mesh)))
         return cli_fail(s, what);
@@ -142,18 +141,18 @@ int cli_case_build(const cli_case_t *c, cli_built_t *out)
         return cli_fail(s, "bad --shape");
     if (c->dtype && (s = mc_dtype_parse(c->dtype, &dtype)))
         return cli_fail(s, "bad --dtype");
-    if ((rc = build_layout(c, ndim, shape, dtype, "src", c->src_mesh, c->src_devices, 0,
-                           c->src_spec, &out->src)))
+    if ((rc = build_layout(ndim, shape, dtype, "src", c->src_mesh, c->src_devices, 0, c->src_spec,
+                           &out->src)))
         goto err;
-    if ((rc = build_layout(c, ndim, shape, dtype, "dst", c->dst_mesh, c->dst_devices,
-                           max_device(out->src) + 1, c->dst_spec, &out->dst)))
+    int64_t src_top = max_device(out->src);
+    if ((rc = build_layout(ndim, shape, dtype, "dst", c->dst_mesh, c->dst_devices, src_top + 1,
+                           c->dst_spec, &out->dst)))
         goto err;
+    int64_t dst_top = max_device(out->dst), top = src_top > dst_top ? src_top : dst_top;
     if ((s = mc_topology_load(c->topology ? c->topology : "p3.8xlarge", &out->topo))) {
         rc = cli_fail(s, "bad --topology");
         goto err;
     }
-    int64_t top =
-        max_device(out->src) > max_device(out->dst) ? max_device(out->src) : max_device(out->dst);
     int64_t dph = mc_topology_devices_per_host(out->topo);
     int64_t hosts = top / dph + 1;
     if (c->hosts) {
