@@ -1,0 +1,78 @@
+/* Communicators: the ranks that execute plans together, their transport and bootstrap. */
+#ifndef MESHCAST_COMM_H
+#define MESHCAST_COMM_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "meshcast/status.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum {
+    MC_TRANSPORT_LOCAL, /* in-process: one rank owns every device, or ranks are threads */
+    MC_TRANSPORT_UCX    /* ranks are processes on one host or many (UCX) */
+} mc_transport_kind_t;
+
+typedef enum {
+    MC_BOOTSTRAP_AUTO,    /* ENV if MESHCAST_RANK is set, else MPI under mpirun, else SINGLE */
+    MC_BOOTSTRAP_SINGLE,  /* one rank */
+    MC_BOOTSTRAP_THREADS, /* ranks are threads of this process sharing an mc_world_t */
+    MC_BOOTSTRAP_MPI,     /* MPI_COMM_WORLD (initializes MPI when it is not yet) */
+    MC_BOOTSTRAP_ENV,     /* MESHCAST_RANK, MESHCAST_NRANKS, MESHCAST_ROOT=host:port */
+    MC_BOOTSTRAP_OOB      /* the user's out-of-band allgather (mc_oob_t) */
+} mc_bootstrap_kind_t;
+
+/* A non-blocking out-of-band allgather (UCC's ucc_oob_coll_t contract): every rank calls
+ * allgather with size bytes; rank r's bytes land at recv + r * size on every rank. */
+typedef struct {
+    mc_status_t (*allgather)(const void *send, void *recv, size_t size, void *coll_info,
+                             void **request);
+    mc_status_t (*req_test)(void *request); /* MC_OK when done, MC_INPROGRESS, or an error */
+    mc_status_t (*req_free)(void *request);
+    void *coll_info;
+    int rank;
+    int nranks;
+} mc_oob_t;
+
+/* Ranks as threads of one process: each thread creates its communicator with the same
+ * world and its own rank (MC_BOOTSTRAP_THREADS, transport LOCAL). */
+typedef struct mc_world mc_world_t;
+mc_status_t mc_world_create(int nranks, mc_world_t **out);
+void mc_world_destroy(mc_world_t *world); /* after every communicator on it is destroyed */
+
+enum {
+    MC_COMM_PARAM_TRANSPORT = 1u << 0,
+    MC_COMM_PARAM_BOOTSTRAP = 1u << 1,
+    MC_COMM_PARAM_OOB = 1u << 2,
+    MC_COMM_PARAM_WORLD = 1u << 3, /* world and world_rank */
+    MC_COMM_PARAM_THREADS = 1u << 4,
+    MC_COMM_PARAM_TIMEOUT = 1u << 5
+};
+
+typedef struct {
+    uint64_t field_mask;           /* MC_COMM_PARAM_* bits of the fields that are set */
+    mc_transport_kind_t transport; /* default MC_TRANSPORT_LOCAL */
+    mc_bootstrap_kind_t bootstrap; /* default MC_BOOTSTRAP_AUTO (OOB when oob is set) */
+    mc_oob_t oob;                  /* for MC_BOOTSTRAP_OOB */
+    mc_world_t *world;             /* for MC_BOOTSTRAP_THREADS */
+    int world_rank;
+    int threads;      /* worker threads for in-process copies; default MESHCAST_THREADS */
+    double timeout_s; /* how long a rank waits for a peer; default MESHCAST_TIMEOUT */
+} mc_comm_params_t;
+
+typedef struct mc_comm mc_comm_t;
+
+/* Collective over the bootstrap's ranks. params may be NULL (one in-process rank). */
+mc_status_t mc_comm_create(const mc_comm_params_t *params, mc_comm_t **out);
+/* Local: no communication. Fails in-flight requests (they must still be freed). */
+void mc_comm_destroy(mc_comm_t *comm);
+int mc_comm_rank(const mc_comm_t *comm);
+int mc_comm_nranks(const mc_comm_t *comm);
+const char *mc_comm_transport_name(const mc_comm_t *comm); /* "local", "ucx" */
+
+#ifdef __cplusplus
+}
+#endif
+#endif
