@@ -33,4 +33,12 @@ mc_status_t mc_bootstrap_oob(const mc_oob_t *oob, mc_bootstrap_t **out);
  * PMIX_RANK set). */
 int mc_bootstrap_under_mpirun(void);
 
+/* Helpers shared by the built-ins (common.c). */
+/* MC_ERR_INVALID naming who unless timeout_s is a positive number of seconds. */
+mc_status_t mc_bootstrap_check_timeout(double timeout_s, const char *who);
+/* Sleeps *pause_ns (never past deadline, in mc_now() seconds), then doubles it up to max_ns:
+ * polling loops stay quick when peers answer at once and cost no spinning core otherwise
+ * (ranks may outnumber cores). */
+void mc_bootstrap_backoff(long *pause_ns, long max_ns, double deadline);
+
 #endif
