@@ -21,8 +21,9 @@ struct mc_bootstrap {
 mc_status_t mc_bootstrap_single(mc_bootstrap_t **out);
 /* Ranks as threads sharing world (lib/transport/world.c). */
 mc_status_t mc_bootstrap_threads(mc_world_t *world, int rank, mc_bootstrap_t **out);
-/* MESHCAST_RANK, MESHCAST_NRANKS, MESHCAST_ROOT=host:port (rank 0 listens there; the others
- * connect, retrying until timeout_s). Errors name the variable or the unreachable root. */
+/* MESHCAST_RANK, MESHCAST_NRANKS, MESHCAST_ROOT=host:port (rank 0 listens there, on every
+ * interface at that port; the others connect, retrying until timeout_s). Errors name the
+ * variable or the unreachable root. */
 mc_status_t mc_bootstrap_env(double timeout_s, mc_bootstrap_t **out);
 /* MPI_COMM_WORLD; MC_ERR_UNSUPPORTED when built without MPI. */
 mc_status_t mc_bootstrap_mpi(mc_bootstrap_t **out);

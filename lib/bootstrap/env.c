@@ -17,7 +17,6 @@
  * Every wait is a poll() with a deadline; sockets are non-blocking, and send() uses
  * MSG_NOSIGNAL so a dead peer is an error, not SIGPIPE. */
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -298,12 +297,12 @@ static mc_status_t exchange(chan_t *c, int n, struct pollfd *pfd, int *map, doub
     }
 }
 
-/* A non-blocking, close-on-exec stream socket without Nagle delays (small messages). */
-static void tune_socket(int fd)
+/* Headers are small and answered at once: no Nagle delays. (Sockets are made non-blocking
+ * and close-on-exec where they are created.) */
+static void no_delay(int fd)
 {
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
 }
 
 /* ---- connecting (ranks other than 0) ---- */
@@ -344,7 +343,7 @@ static int try_connect(const struct addrinfo *ai, double deadline, char *last, s
         close(fd);
         return -1;
     }
-    tune_socket(fd);
+    no_delay(fd);
     return fd;
 }
 
@@ -574,7 +573,7 @@ static mc_status_t gather_ranks(env_bootstrap_t *b, int lfd, double timeout_s)
                 int fd = accept4(lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
                 if (fd < 0)
                     break; /* EAGAIN, or an aborted connection: poll again */
-                tune_socket(fd);
+                no_delay(fd);
                 pend[npend++] = (pending_t){.fd = fd};
             }
         }
