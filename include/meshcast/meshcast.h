@@ -7,6 +7,9 @@
 #include "meshcast/layout.h"
 #include "meshcast/topology.h"
 #include "meshcast/plan.h"
+#include "meshcast/comm.h"
+#include "meshcast/reshard.h"
+#include "meshcast/pattern.h"
 #include "meshcast/schedule.h"
 #include "meshcast/version.h"
 

@@ -22,6 +22,7 @@ struct mc_xfer {
     void (*on_done)(mc_xfer_t *x, mc_status_t status);
     void *owner;   /* the engine's */
     void *tp_data; /* the transport's */
+    int tp_status; /* the transport's */
 };
 
 typedef struct mc_transport mc_transport_t;

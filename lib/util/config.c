@@ -10,6 +10,10 @@ static const mc_setting_t settings[] = {
     {"TIMEOUT", "30", "seconds a rank waits for a peer before failing the request"},
     {"LOG_LEVEL", "warn", "error | warn | info | debug"},
     {"CLUSTERS_DIR", "", "extra directory searched for <name>.topo profiles"},
+    {"THREADS", "0", "worker threads copying for an in-process rank; 0 = one per CPU, at most 8"},
+    {"RANK", "", "this process's rank (environment bootstrap)"},
+    {"NRANKS", "", "number of ranks (environment bootstrap)"},
+    {"ROOT", "", "host:port where rank 0 listens (environment bootstrap)"},
 };
 
 size_t mc_setting_count(void)

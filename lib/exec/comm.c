@@ -1,0 +1,188 @@
+/* Communicators: bootstrap, transport, worker pool, progress and failure. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "exec/exec_internal.h"
+#include "meshcast/config.h"
+#include "util/util.h"
+
+static mc_status_t pick_bootstrap(const mc_comm_params_t *p, double timeout_s, mc_bootstrap_t **out)
+{
+    mc_bootstrap_kind_t kind = p->bootstrap;
+    if (kind == MC_BOOTSTRAP_AUTO) {
+        if (p->field_mask & MC_COMM_PARAM_OOB)
+            kind = MC_BOOTSTRAP_OOB;
+        else if (p->field_mask & MC_COMM_PARAM_WORLD)
+            kind = MC_BOOTSTRAP_THREADS;
+        else if (getenv("MESHCAST_RANK") && *getenv("MESHCAST_RANK"))
+            kind = MC_BOOTSTRAP_ENV;
+        else if (mc_bootstrap_under_mpirun())
+            kind = MC_BOOTSTRAP_MPI;
+        else
+            kind = MC_BOOTSTRAP_SINGLE;
+    }
+    switch (kind) {
+    case MC_BOOTSTRAP_SINGLE:
+        return mc_bootstrap_single(out);
+    case MC_BOOTSTRAP_THREADS:
+        if (!(p->field_mask & MC_COMM_PARAM_WORLD))
+            return mc_error(MC_ERR_INVALID, "bootstrap 'threads' needs params.world "
+                                            "(MC_COMM_PARAM_WORLD)");
+        return mc_bootstrap_threads(p->world, p->world_rank, out);
+    case MC_BOOTSTRAP_MPI:
+        return mc_bootstrap_mpi(out);
+    case MC_BOOTSTRAP_ENV:
+        return mc_bootstrap_env(timeout_s, out);
+    case MC_BOOTSTRAP_OOB:
+        if (!(p->field_mask & MC_COMM_PARAM_OOB))
+            return mc_error(MC_ERR_INVALID, "bootstrap 'oob' needs params.oob "
+                                            "(MC_COMM_PARAM_OOB)");
+        return mc_bootstrap_oob(&p->oob, out);
+    default:
+        return mc_error(MC_ERR_INVALID, "unknown bootstrap kind %d", (int)kind);
+    }
+}
+
+static int default_threads(void)
+{
+    double v = 0;
+    if (mc_setting_number("THREADS", &v) == MC_OK && v >= 1)
+        return v > 256 ? 256 : (int)v;
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 8 ? 8 : (int)n;
+}
+
+mc_status_t mc_comm_create(const mc_comm_params_t *params, mc_comm_t **out)
+{
+    if (!out)
+        return mc_error(MC_ERR_INVALID, "comm: out must not be NULL");
+    mc_comm_params_t p = {0};
+    if (params)
+        p = *params;
+    if (!(p.field_mask & MC_COMM_PARAM_TRANSPORT))
+        p.transport = MC_TRANSPORT_LOCAL;
+    if (!(p.field_mask & MC_COMM_PARAM_BOOTSTRAP))
+        p.bootstrap = MC_BOOTSTRAP_AUTO;
+    if (!(p.field_mask & MC_COMM_PARAM_TIMEOUT)) {
+        mc_status_t s = mc_setting_number("TIMEOUT", &p.timeout_s);
+        if (s)
+            return s;
+    }
+    if (!(p.timeout_s > 0))
+        return mc_error(MC_ERR_INVALID, "comm: timeout %g s must be positive", p.timeout_s);
+    if (!(p.field_mask & MC_COMM_PARAM_THREADS))
+        p.threads = default_threads();
+    if (p.threads < 1 || p.threads > 256)
+        return mc_error(MC_ERR_INVALID, "comm: threads %d is not in [1, 256]", p.threads);
+    if (p.transport != MC_TRANSPORT_LOCAL && p.transport != MC_TRANSPORT_UCX)
+        return mc_error(MC_ERR_INVALID, "comm: unknown transport %d", (int)p.transport);
+
+    mc_comm_t *c = mc_calloc(1, sizeof *c);
+    if (!c)
+        return MC_ERR_NOMEM;
+    c->kind = p.transport;
+    c->timeout_s = p.timeout_s;
+    mc_status_t s = pick_bootstrap(&p, p.timeout_s, &c->boot);
+    if (s)
+        goto err;
+    c->rank = c->boot->rank;
+    c->nranks = c->boot->nranks;
+    if (c->kind == MC_TRANSPORT_UCX) {
+        s = mc_transport_ucx_create(c->boot, p.timeout_s, &c->tp);
+    } else if (c->nranks > 1) {
+        if (strcmp(c->boot->name, "threads") != 0) {
+            s = mc_error(MC_ERR_INVALID,
+                         "transport 'local' runs ranks as threads of one "
+                         "process (bootstrap 'threads'); %d ranks from bootstrap '%s' need "
+                         "transport 'ucx'",
+                         c->nranks, c->boot->name);
+            goto err;
+        }
+        s = mc_transport_threads_create(p.world, p.world_rank, &c->tp);
+    } else {
+        s = mc_pool_create(p.threads, &c->pool);
+    }
+    if (s)
+        goto err;
+    *out = c;
+    return MC_OK;
+err:
+    mc_comm_destroy(c);
+    return s;
+}
+
+void mc_comm_destroy(mc_comm_t *c)
+{
+    if (!c)
+        return;
+    if (c->inflight && c->tp)
+        mc_comm_fail(c, MC_ERR_INVALID,
+                     "the communicator was destroyed while the request was "
+                     "in flight");
+    while (c->inflight) /* single rank: the copies finish (a request unlinks when done) */
+        mc_request_wait(c->inflight);
+    if (c->tp)
+        c->tp->ops->destroy(c->tp);
+    mc_pool_destroy(c->pool);
+    if (c->boot)
+        c->boot->destroy(c->boot);
+    free(c);
+}
+
+int mc_comm_rank(const mc_comm_t *c)
+{
+    return c ? c->rank : -1;
+}
+
+int mc_comm_nranks(const mc_comm_t *c)
+{
+    return c ? c->nranks : 0;
+}
+
+const char *mc_comm_transport_name(const mc_comm_t *c)
+{
+    if (!c)
+        return NULL;
+    return c->kind == MC_TRANSPORT_UCX ? "ucx" : "local";
+}
+
+void mc_comm_fail(mc_comm_t *c, mc_status_t status, const char *message)
+{
+    if (!c->failed) {
+        c->failed = status;
+        snprintf(c->failure, sizeof c->failure, "%s", message);
+        if (c->tp)
+            c->tp->ops->abort(c->tp);
+    }
+    while (c->inflight)
+        mc_request_fail(c->inflight, status, message); /* unlinks it */
+}
+
+mc_status_t mc_comm_progress(mc_comm_t *c, double wait_s)
+{
+    if (c->failed)
+        return mc_error(c->failed, "%s", c->failure);
+    if (!c->tp)
+        return MC_OK;
+    mc_status_t s = c->tp->ops->progress(c->tp, wait_s);
+    if (s) {
+        char msg[MC_ERROR_LEN];
+        snprintf(msg, sizeof msg, "%s", mc_last_error());
+        mc_comm_fail(c, s, msg);
+        return s;
+    }
+    if (c->failed)
+        return mc_error(c->failed, "%s", c->failure);
+    double now = mc_now();
+    for (mc_request_t *r = c->inflight; r; r = mc_request_next(r)) {
+        if (now - mc_request_last_activity(r) <= c->timeout_s)
+            continue;
+        char what[MC_ERROR_LEN - 64], msg[MC_ERROR_LEN];
+        mc_request_describe_wait(r, what, sizeof what);
+        snprintf(msg, sizeof msg, "rank %d timed out after %g s %s", c->rank, c->timeout_s, what);
+        mc_comm_fail(c, MC_ERR_TIMEOUT, msg);
+        return mc_error(MC_ERR_TIMEOUT, "%s", msg);
+    }
+    return MC_OK;
+}

@@ -1,0 +1,284 @@
+/* The program compiler: one rank's share of a plan, as ops with chunk-level dependencies. */
+#include <stdlib.h>
+#include <string.h>
+#include "exec/program.h"
+#include "layouts/layout_internal.h"
+#include "util/util.h"
+
+/* Message ids from here up are reserved for the plan-fingerprint exchange. */
+#define MC_MSG_ID_LIMIT 0xFFFFFF00LL
+
+int mc_device_rank(int64_t device, int nranks, int64_t ndevices)
+{
+    return (int)((__int128)device * nranks / ndevices);
+}
+
+/* FNV-1a, 64-bit: ranks compare plans by this hash when a reshard starts. */
+static void hash_i64(uint64_t *h, int64_t v)
+{
+    const unsigned char *p = (const unsigned char *)&v;
+    for (size_t i = 0; i < sizeof v; i++) {
+        *h ^= p[i];
+        *h *= 1099511628211ULL;
+    }
+}
+
+static void hash_box(uint64_t *h, const mc_box_t *b, int ndim)
+{
+    for (int d = 0; d < ndim; d++) {
+        hash_i64(h, b->lo[d]);
+        hash_i64(h, b->hi[d]);
+    }
+}
+
+static void hash_layout(uint64_t *h, const mc_layout_t *l)
+{
+    hash_i64(h, l->ndim);
+    hash_i64(h, l->dtype);
+    for (int d = 0; d < l->ndim; d++)
+        hash_i64(h, l->shape[d]);
+    hash_i64(h, l->mesh->ndim);
+    for (int d = 0; d < l->mesh->ndim; d++)
+        hash_i64(h, l->mesh->shape[d]);
+    for (int64_t i = 0; i < l->mesh->size; i++)
+        hash_i64(h, l->mesh->devices[i]);
+    for (int d = 0; d < l->spec->tensor_ndim; d++) {
+        hash_i64(h, l->spec->naxes[d]);
+        for (int k = 0; k < l->spec->naxes[d]; k++)
+            hash_i64(h, l->spec->axes[d][k]);
+    }
+}
+
+typedef struct {
+    mc_program_t *p;
+    int64_t ops_cap, children_cap, roots_cap, staging_cap;
+} builder_t;
+
+static mc_status_t push_i64(int64_t **items, int64_t *cap, int64_t *n, int64_t v, const char *what)
+{
+    mc_status_t s = mc_grow((void **)items, cap, *n, sizeof **items, 64, what);
+    if (!s)
+        (*items)[(*n)++] = v;
+    return s;
+}
+
+static mc_status_t add_op(builder_t *b, const mc_op_t *op)
+{
+    mc_program_t *p = b->p;
+    mc_status_t s = mc_grow((void **)&p->ops, &b->ops_cap, p->nops, sizeof *op, 64, "ops");
+    if (s)
+        return s;
+    p->ops[p->nops++] = *op;
+    p->units += op->nchunks;
+    if (op->from_holder && op->kind != MC_OP_RECV)
+        return push_i64(&p->roots, &b->roots_cap, &p->nroots, p->nops - 1, "roots");
+    return MC_OK;
+}
+
+/* Where device dev keeps flow f's box: its source tile when it holds the piece, its
+ * destination tile when it needs it, else the staging buffer of the op (among this flow's
+ * ops from first on) that delivers the flow to it. */
+static mc_region_t region_of(const mc_plan_t *plan, const mc_program_t *p, int64_t first,
+                             const mc_flow_t *f, const mc_piece_t *piece, int64_t dev)
+{
+    mc_region_t r = {.at = MC_AT_STAGING, .index = -1, .box = f->box};
+    if (mc_piece_holds(piece, dev)) {
+        r.at = MC_AT_SRC;
+        r.index = mc_mesh_find(plan->src->mesh, dev);
+    } else if (mc_piece_needs(piece, dev)) {
+        r.at = MC_AT_DST;
+        r.index = mc_mesh_find(plan->dst->mesh, dev);
+    } else {
+        for (int64_t i = first; i < p->nops; i++)
+            if (p->ops[i].kind != MC_OP_SEND && p->ops[i].to_dev == dev)
+                r.index = p->ops[i].dst.index;
+    }
+    return r;
+}
+
+/* The ops of flow fi that touch this rank; *msg counts message ids over every rank. */
+static mc_status_t compile_flow(const mc_plan_t *plan, builder_t *b, int64_t fi,
+                                int64_t chunk_override, int64_t *msg)
+{
+    mc_program_t *p = b->p;
+    const mc_flow_t *f = &plan->flows[fi];
+    const mc_piece_t *piece = &plan->pieces->pieces[f->piece];
+    int64_t chunk = chunk_override > 0 ? chunk_override : f->chunk_bytes;
+    if (chunk % p->elem_size)
+        chunk += p->elem_size - chunk % p->elem_size;
+    int64_t nchunks = f->bytes > 0 ? (f->bytes + chunk - 1) / chunk : 0;
+    int64_t first = p->nops;
+    mc_status_t s;
+    for (int64_t j = 0; j < f->nedges; j++) {
+        const mc_edge_t *e = &plan->edges[f->edge0 + j];
+        int64_t msg0 = *msg;
+        *msg += nchunks;
+        int rf = mc_device_rank(e->from, p->nranks, p->ndevices);
+        int rt = mc_device_rank(e->to, p->nranks, p->ndevices);
+        if ((rf != p->rank && rt != p->rank) || nchunks == 0)
+            continue;
+        mc_op_t op = {.flow = fi,
+                      .from_dev = e->from,
+                      .to_dev = e->to,
+                      .bytes = f->bytes,
+                      .chunk_bytes = chunk,
+                      .nchunks = nchunks,
+                      .msg0 = msg0,
+                      .from_holder = mc_piece_holds(piece, e->from),
+                      .child0 = 0};
+        op.kind = rf != rt ? (rf == p->rank ? MC_OP_SEND : MC_OP_RECV) : MC_OP_LOCAL_COPY;
+        op.peer = op.kind == MC_OP_SEND ? rt : rf;
+        if (op.kind != MC_OP_RECV)
+            op.src = region_of(plan, p, first, f, piece, e->from);
+        if (op.kind != MC_OP_SEND) {
+            op.dst = region_of(plan, p, first, f, piece, e->to);
+            if (op.dst.at == MC_AT_STAGING) {
+                op.dst.index = p->nstaging;
+                if ((s = push_i64(&p->staging_bytes, &b->staging_cap, &p->nstaging, f->bytes,
+                                  "staging buffers")))
+                    return s;
+            }
+        }
+        if (op.kind != MC_OP_RECV && op.src.at == MC_AT_STAGING && op.src.index < 0)
+            return mc_error(MC_ERR_INTERNAL,
+                            "flow %lld: device %lld forwards bytes it never "
+                            "received",
+                            (long long)fi, (long long)e->from);
+        if ((s = add_op(b, &op)))
+            return s;
+    }
+    /* Children: ops of this flow that read where op writes. Edges are parent-first, so a
+     * child always comes after its parent. */
+    for (int64_t i = first; i < p->nops; i++) {
+        mc_op_t *op = &p->ops[i];
+        op->child0 = p->nchildren;
+        if (op->kind == MC_OP_SEND)
+            continue;
+        for (int64_t k = i + 1; k < p->nops; k++)
+            if (p->ops[k].kind != MC_OP_RECV && p->ops[k].from_dev == op->to_dev &&
+                (s = push_i64(&p->children, &b->children_cap, &p->nchildren, k, "children")))
+                return s;
+        op->nchildren = p->nchildren - op->child0;
+    }
+    return MC_OK;
+}
+
+/* Devices that hold and need a piece copy it between their own two tiles. */
+static mc_status_t compile_self_copies(const mc_plan_t *plan, builder_t *b)
+{
+    mc_program_t *p = b->p;
+    for (int64_t i = 0; i < plan->pieces->npieces; i++) {
+        const mc_piece_t *piece = &plan->pieces->pieces[i];
+        for (int k = 0; k < piece->nself; k++) {
+            int64_t dev = piece->self[k];
+            if (mc_device_rank(dev, p->nranks, p->ndevices) != p->rank || piece->bytes == 0)
+                continue;
+            mc_op_t op = {.kind = MC_OP_LOCAL_COPY,
+                          .flow = -1,
+                          .peer = p->rank,
+                          .from_dev = dev,
+                          .to_dev = dev,
+                          .bytes = piece->bytes,
+                          .chunk_bytes = piece->bytes,
+                          .nchunks = 1,
+                          .msg0 = -1,
+                          .from_holder = 1,
+                          .child0 = p->nchildren,
+                          .src = {MC_AT_SRC, mc_mesh_find(plan->src->mesh, dev), piece->box},
+                          .dst = {MC_AT_DST, mc_mesh_find(plan->dst->mesh, dev), piece->box}};
+            mc_status_t s = add_op(b, &op);
+            if (s)
+                return s;
+        }
+    }
+    return MC_OK;
+}
+
+static mc_status_t compile_tiles(const mc_layout_t *l, mc_box_t **out)
+{
+    int64_t n = l->mesh->size;
+    mc_box_t *tiles = mc_calloc((size_t)n, sizeof *tiles);
+    if (!tiles)
+        return MC_ERR_NOMEM;
+    for (int64_t i = 0; i < n; i++)
+        mc_layout_tile(l, l->mesh->devices[i], &tiles[i]);
+    *out = tiles;
+    return MC_OK;
+}
+
+mc_status_t mc_program_compile(const mc_plan_t *plan, int rank, int nranks, int64_t chunk_bytes,
+                               mc_program_t **out)
+{
+    if (!plan || !out)
+        return mc_error(MC_ERR_INVALID, "program: plan and out must not be NULL");
+    if (nranks < 1 || rank < 0 || rank >= nranks)
+        return mc_error(MC_ERR_INVALID, "program: rank %d of %d", rank, nranks);
+    if (chunk_bytes < 0)
+        return mc_error(MC_ERR_INVALID, "chunk_bytes %lld is negative", (long long)chunk_bytes);
+    mc_program_t *p = mc_calloc(1, sizeof *p);
+    if (!p)
+        return MC_ERR_NOMEM;
+    builder_t b = {.p = p};
+    mc_status_t s;
+    p->rank = rank;
+    p->nranks = nranks;
+    p->ndevices = mc_topology_devices(plan->topo);
+    p->elem_size = plan->pieces->elem_size;
+    p->ndim = plan->pieces->ndim;
+    p->src_mesh_size = plan->src->mesh->size;
+    p->dst_mesh_size = plan->dst->mesh->size;
+    if ((s = compile_tiles(plan->src, &p->src_tiles)) ||
+        (s = compile_tiles(plan->dst, &p->dst_tiles)))
+        goto err;
+    int64_t msg = 0;
+    for (int64_t fi = 0; fi < plan->nflows; fi++)
+        if ((s = compile_flow(plan, &b, fi, chunk_bytes, &msg)))
+            goto err;
+    if (msg >= MC_MSG_ID_LIMIT) {
+        s = mc_error(MC_ERR_UNSUPPORTED,
+                     "plan has %lld chunk messages, more than one reshard "
+                     "can tag; use a larger chunk size",
+                     (long long)msg);
+        goto err;
+    }
+    p->nmessages = msg;
+    if ((s = compile_self_copies(plan, &b)))
+        goto err;
+
+    uint64_t h = 1469598103934665603ULL;
+    hash_i64(&h, nranks);
+    hash_i64(&h, p->ndevices);
+    hash_layout(&h, plan->src);
+    hash_layout(&h, plan->dst);
+    hash_i64(&h, plan->params.strategy);
+    hash_i64(&h, plan->params.sender);
+    for (int64_t fi = 0; fi < plan->nflows; fi++) {
+        const mc_flow_t *f = &plan->flows[fi];
+        int64_t chunk = chunk_bytes > 0 ? chunk_bytes : f->chunk_bytes;
+        hash_box(&h, &f->box, p->ndim);
+        hash_i64(&h, chunk);
+        for (int64_t j = 0; j < f->nedges; j++) {
+            hash_i64(&h, plan->edges[f->edge0 + j].from);
+            hash_i64(&h, plan->edges[f->edge0 + j].to);
+        }
+    }
+    p->fingerprint = h;
+    *out = p;
+    return MC_OK;
+err:
+    mc_program_destroy(p);
+    return s;
+}
+
+void mc_program_destroy(mc_program_t *p)
+{
+    if (!p)
+        return;
+    free(p->ops);
+    free(p->children);
+    free(p->roots);
+    free(p->staging_bytes);
+    free(p->src_tiles);
+    free(p->dst_tiles);
+    free(p);
+}

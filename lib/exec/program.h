@@ -1,0 +1,66 @@
+/* Programs: a plan compiled for one rank of a communicator. Built from the plan's flows,
+ * independent of buffers, so one program serves every execution of the plan. */
+#ifndef MC_PROGRAM_H
+#define MC_PROGRAM_H
+
+#include <stdint.h>
+#include "plan/plan_internal.h"
+
+/* Where an op reads or writes: a device's source tile, its destination tile, or a staging
+ * buffer holding a whole flow box (relays that do not need the bytes themselves). */
+typedef enum { MC_AT_SRC, MC_AT_DST, MC_AT_STAGING } mc_at_t;
+
+typedef struct {
+    mc_at_t at;
+    int64_t index; /* mesh index (SRC, DST) or staging buffer index */
+    mc_box_t box;  /* the box moved, in tensor coordinates */
+} mc_region_t;
+
+typedef enum {
+    MC_OP_LOCAL_COPY, /* both ends on this rank */
+    MC_OP_SEND,       /* from this rank (PACK first when the source is strided) */
+    MC_OP_RECV        /* to this rank (UNPACK after when the destination is strided) */
+} mc_op_kind_t;
+
+typedef struct {
+    mc_op_kind_t kind;
+    int64_t flow; /* index in plan->flows; -1 for a local copy of a whole piece */
+    int peer;     /* the other rank (SEND, RECV); this rank for a local copy */
+    int64_t from_dev, to_dev;
+    int64_t bytes, chunk_bytes, nchunks;
+    int64_t msg0;      /* message id of chunk 0 (ids are unique within a reshard) */
+    int from_holder;   /* the source holds every chunk from the start */
+    int64_t child0;    /* children: ops of this flow that start where this one ends */
+    int64_t nchildren; /* (indices in program->children) */
+    mc_region_t src, dst;
+} mc_op_t;
+
+typedef struct {
+    int rank, nranks;
+    int64_t ndevices; /* devices of the plan's topology */
+    int64_t nops;
+    mc_op_t *ops; /* flows in plan order, each flow's ops parent before child */
+    int64_t nchildren;
+    int64_t *children; /* op indices */
+    int64_t nroots;    /* ops whose source is a holder, or whole-piece local copies */
+    int64_t *roots;
+    int64_t nstaging;
+    int64_t *staging_bytes; /* per staging buffer */
+    int64_t nmessages;      /* message ids in use by the whole reshard (every rank) */
+    int64_t units;          /* chunk completions this rank waits for */
+    uint64_t fingerprint;   /* hash of the plan and chunking (equal on every rank) */
+    int64_t elem_size;
+    int ndim;
+    int64_t src_mesh_size, dst_mesh_size;
+    mc_box_t *src_tiles, *dst_tiles; /* per mesh index */
+} mc_program_t;
+
+/* Device d belongs to rank d * nranks / ndevices. */
+int mc_device_rank(int64_t device, int nranks, int64_t ndevices);
+
+/* chunk_bytes > 0 overrides the plan's chunk sizes. */
+mc_status_t mc_program_compile(const mc_plan_t *plan, int rank, int nranks, int64_t chunk_bytes,
+                               mc_program_t **out);
+void mc_program_destroy(mc_program_t *program);
+
+#endif

@@ -1,0 +1,652 @@
+/* Requests: one execution of a program. With one rank, the worker pool copies every flow
+ * (flows are independent; a flow's edges run parent first). With several ranks, an event
+ * engine moves chunks: a chunk that reaches a device is unpacked where it is needed and
+ * passed on to that device's children in the flow (local copies, or sends to other ranks).
+ * Before any data moves, the ranks compare plan fingerprints (a dissemination allreduce of
+ * the minimum and maximum fingerprint). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "exec/exec_internal.h"
+#include "util/util.h"
+
+#define FP_MSG_BASE 0xFFFFFF00ULL   /* message ids of the fingerprint rounds */
+#define POOL_TASK_BYTES (4LL << 20) /* bytes per worker task */
+#define MAX_INFLIGHT 255            /* tags carry 8 bits of sequence number */
+
+typedef struct {
+    mc_xfer_t x;
+    int64_t op, chunk;
+    int busy;
+} chunk_xfer_t;
+
+typedef struct {
+    mc_strided_t src, dst;
+    chunk_xfer_t *slots; /* SEND, RECV: chunk k uses slot k % nslots */
+    int64_t nslots;
+    char *bounce; /* nslots chunks when the box is strided, else NULL */
+    int64_t next; /* next chunk to post */
+    int64_t completed;
+    unsigned char *avail; /* SEND: chunk k has reached the source */
+} op_state_t;
+
+typedef struct {
+    int64_t op_begin, op_end; /* ops run in order for each byte range */
+    int64_t off, len;         /* len < 0: each op's whole box */
+} task_t;
+
+enum { PHASE_FINGERPRINT, PHASE_RUNNING, PHASE_DONE, PHASE_FAILED };
+
+struct mc_request {
+    mc_comm_t *comm;
+    mc_program_t *prog;
+    op_state_t *ops;
+    char *staging;
+    int64_t units_left;
+    int phase;
+    mc_status_t status;
+    char error[MC_ERROR_LEN];
+    double last_activity;
+    uint64_t seq;
+    /* fingerprint allreduce */
+    int fp_round, fp_rounds, fp_pending;
+    uint64_t fp_have[2], fp_out[2], fp_in[2];
+    chunk_xfer_t fp_send, fp_recv;
+    /* single rank */
+    mc_pool_job_t job;
+    task_t *tasks;
+    int linked; /* in comm->inflight */
+    mc_request_t *prev, *next;
+};
+
+static const mc_program_t *prog_of(const mc_request_t *r)
+{
+    return r->prog;
+}
+
+/* ---- in-flight list ---- */
+
+static void unlink_request(mc_request_t *r)
+{
+    if (!r->linked)
+        return;
+    r->linked = 0;
+    if (r->prev)
+        r->prev->next = r->next;
+    else if (r->comm->inflight == r)
+        r->comm->inflight = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    r->prev = r->next = NULL;
+}
+
+mc_request_t *mc_request_next(const mc_request_t *r)
+{
+    return r->next;
+}
+
+double mc_request_last_activity(const mc_request_t *r)
+{
+    return r->last_activity;
+}
+
+void mc_request_fail(mc_request_t *r, mc_status_t status, const char *message)
+{
+    if (r->phase != PHASE_DONE && r->phase != PHASE_FAILED) {
+        r->phase = PHASE_FAILED;
+        r->status = status;
+        snprintf(r->error, sizeof r->error, "%s", message);
+    }
+    unlink_request(r);
+}
+
+static void finish(mc_request_t *r)
+{
+    r->phase = PHASE_DONE;
+    r->status = MC_OK;
+    unlink_request(r);
+}
+
+static void fail_from_last_error(mc_request_t *r, mc_status_t s)
+{
+    char msg[MC_ERROR_LEN];
+    snprintf(msg, sizeof msg, "%s", mc_last_error());
+    mc_comm_fail(r->comm, s, msg);
+}
+
+void mc_request_describe_wait(const mc_request_t *r, char *buf, size_t len)
+{
+    const mc_program_t *p = prog_of(r);
+    if (r->phase == PHASE_FINGERPRINT) {
+        int dist = 1 << r->fp_round;
+        snprintf(buf, len, "waiting for rank %d's plan fingerprint (reshard start)",
+                 ((r->comm->rank - dist) % p->nranks + p->nranks) % p->nranks);
+        return;
+    }
+    for (int64_t i = 0; i < p->nops; i++) {
+        const mc_op_t *op = &p->ops[i];
+        const op_state_t *st = &r->ops[i];
+        if (op->kind == MC_OP_RECV && st->completed < op->nchunks) {
+            snprintf(buf, len,
+                     "waiting for chunk %lld of %lld of flow %lld (device %lld to "
+                     "%lld) from rank %d",
+                     (long long)st->completed, (long long)op->nchunks, (long long)op->flow,
+                     (long long)op->from_dev, (long long)op->to_dev, op->peer);
+            return;
+        }
+    }
+    for (int64_t i = 0; i < p->nops; i++) {
+        const mc_op_t *op = &p->ops[i];
+        const op_state_t *st = &r->ops[i];
+        if (op->kind == MC_OP_SEND && st->completed < op->nchunks) {
+            snprintf(buf, len,
+                     "waiting for rank %d to take chunk %lld of %lld of flow %lld "
+                     "(device %lld to %lld)",
+                     op->peer, (long long)st->completed, (long long)op->nchunks,
+                     (long long)op->flow, (long long)op->from_dev, (long long)op->to_dev);
+            return;
+        }
+    }
+    snprintf(buf, len, "with nothing left to wait for");
+}
+
+/* ---- the event engine (several ranks) ---- */
+
+static void chunk_range(const mc_op_t *op, int64_t k, int64_t *off, int64_t *len)
+{
+    *off = k * op->chunk_bytes;
+    *len = op->bytes - *off < op->chunk_bytes ? op->bytes - *off : op->chunk_bytes;
+}
+
+static void unit_done(mc_request_t *r)
+{
+    r->last_activity = mc_now();
+    if (--r->units_left == 0)
+        finish(r);
+}
+
+static void on_xfer(mc_xfer_t *x, mc_status_t status);
+static void try_send(mc_request_t *r, int64_t opi);
+
+static void arrived(mc_request_t *r, int64_t opi, int64_t k);
+
+static void local_copy(mc_request_t *r, int64_t opi, int64_t k)
+{
+    const mc_op_t *op = &r->prog->ops[opi];
+    op_state_t *st = &r->ops[opi];
+    int64_t off, len;
+    chunk_range(op, k, &off, &len);
+    mc_strided_copy(&st->dst, &st->src, off, len);
+    st->completed++;
+    arrived(r, opi, k);
+    unit_done(r);
+}
+
+/* Chunk k of op's flow is now where op delivers it: hand it to the children. */
+static void arrived(mc_request_t *r, int64_t opi, int64_t k)
+{
+    const mc_program_t *p = r->prog;
+    const mc_op_t *op = &p->ops[opi];
+    for (int64_t c = 0; c < op->nchildren && !r->comm->failed; c++) {
+        int64_t child = p->children[op->child0 + c];
+        if (p->ops[child].kind == MC_OP_LOCAL_COPY) {
+            local_copy(r, child, k);
+        } else {
+            r->ops[child].avail[k] = 1;
+            try_send(r, child);
+        }
+    }
+}
+
+static mc_status_t post(mc_request_t *r, int64_t opi, int64_t k, int send)
+{
+    const mc_op_t *op = &r->prog->ops[opi];
+    op_state_t *st = &r->ops[opi];
+    chunk_xfer_t *cx = &st->slots[k % st->nslots];
+    int64_t off, len;
+    chunk_range(op, k, &off, &len);
+    const mc_strided_t *box = send ? &st->src : &st->dst;
+    void *buf = mc_strided_range(box, off, len);
+    if (!buf) {
+        buf = st->bounce + (k % st->nslots) * op->chunk_bytes;
+        if (send)
+            mc_strided_pack(box, off, len, buf);
+    }
+    cx->busy = 1;
+    cx->op = opi;
+    cx->chunk = k;
+    cx->x = (mc_xfer_t){.peer = op->peer,
+                        .tag = r->seq << 32 | (uint64_t)(op->msg0 + k),
+                        .buf = buf,
+                        .len = (size_t)len,
+                        .on_done = on_xfer,
+                        .owner = r};
+    mc_transport_t *tp = r->comm->tp;
+    return send ? tp->ops->send(tp, &cx->x) : tp->ops->recv(tp, &cx->x);
+}
+
+static void try_send(mc_request_t *r, int64_t opi)
+{
+    const mc_op_t *op = &r->prog->ops[opi];
+    op_state_t *st = &r->ops[opi];
+    while (st->next < op->nchunks && st->avail[st->next] &&
+           !st->slots[st->next % st->nslots].busy && !r->comm->failed) {
+        mc_status_t s = post(r, opi, st->next, 1);
+        if (s) {
+            fail_from_last_error(r, s);
+            return;
+        }
+        st->next++;
+    }
+}
+
+static void post_recvs(mc_request_t *r, int64_t opi)
+{
+    const mc_op_t *op = &r->prog->ops[opi];
+    op_state_t *st = &r->ops[opi];
+    while (st->next < op->nchunks && !st->slots[st->next % st->nslots].busy && !r->comm->failed) {
+        mc_status_t s = post(r, opi, st->next, 0);
+        if (s) {
+            fail_from_last_error(r, s);
+            return;
+        }
+        st->next++;
+    }
+}
+
+static void on_data(mc_request_t *r, chunk_xfer_t *cx)
+{
+    const mc_op_t *op = &r->prog->ops[cx->op];
+    op_state_t *st = &r->ops[cx->op];
+    int64_t opi = cx->op, k = cx->chunk;
+    if (op->kind == MC_OP_RECV &&
+        cx->x.buf != mc_strided_range(&st->dst, k * op->chunk_bytes, (int64_t)cx->x.len))
+        mc_strided_unpack(&st->dst, k * op->chunk_bytes, (int64_t)cx->x.len, cx->x.buf);
+    cx->busy = 0;
+    st->completed++;
+    if (op->kind == MC_OP_RECV) {
+        arrived(r, opi, k);
+        post_recvs(r, opi);
+    } else {
+        try_send(r, opi);
+    }
+    if (r->phase == PHASE_RUNNING)
+        unit_done(r);
+}
+
+static void launch(mc_request_t *r)
+{
+    const mc_program_t *p = r->prog;
+    r->phase = PHASE_RUNNING;
+    r->last_activity = mc_now();
+    if (r->units_left == 0) {
+        finish(r);
+        return;
+    }
+    for (int64_t i = 0; i < p->nops && !r->comm->failed; i++)
+        if (p->ops[i].kind == MC_OP_RECV)
+            post_recvs(r, i);
+    for (int64_t j = 0; j < p->nroots && !r->comm->failed; j++) {
+        int64_t i = p->roots[j];
+        const mc_op_t *op = &p->ops[i];
+        if (op->kind == MC_OP_SEND) {
+            memset(r->ops[i].avail, 1, (size_t)op->nchunks);
+            try_send(r, i);
+        } else {
+            for (int64_t k = 0; k < op->nchunks && !r->comm->failed && r->phase == PHASE_RUNNING;
+                 k++)
+                local_copy(r, i, k);
+        }
+    }
+}
+
+/* ---- plan fingerprint: dissemination allreduce of (min, max) ---- */
+
+static mc_status_t fp_post_round(mc_request_t *r)
+{
+    int n = r->prog->nranks, me = r->comm->rank, dist = 1 << r->fp_round;
+    uint64_t tag = r->seq << 32 | (FP_MSG_BASE + (uint64_t)r->fp_round);
+    r->fp_out[0] = r->fp_have[0];
+    r->fp_out[1] = r->fp_have[1];
+    r->fp_send.x = (mc_xfer_t){.peer = (me + dist) % n,
+                               .tag = tag,
+                               .buf = r->fp_out,
+                               .len = sizeof r->fp_out,
+                               .on_done = on_xfer,
+                               .owner = r};
+    r->fp_recv.x = (mc_xfer_t){.peer = ((me - dist) % n + n) % n,
+                               .tag = tag,
+                               .buf = r->fp_in,
+                               .len = sizeof r->fp_in,
+                               .on_done = on_xfer,
+                               .owner = r};
+    r->fp_send.op = r->fp_recv.op = -1;
+    r->fp_pending = 2;
+    mc_transport_t *tp = r->comm->tp;
+    mc_status_t s = tp->ops->recv(tp, &r->fp_recv.x);
+    return s ? s : tp->ops->send(tp, &r->fp_send.x);
+}
+
+static void on_fingerprint(mc_request_t *r, chunk_xfer_t *cx)
+{
+    if (cx == &r->fp_recv) {
+        if (r->fp_in[0] < r->fp_have[0])
+            r->fp_have[0] = r->fp_in[0];
+        if (r->fp_in[1] > r->fp_have[1])
+            r->fp_have[1] = r->fp_in[1];
+    }
+    r->last_activity = mc_now();
+    if (--r->fp_pending > 0)
+        return;
+    if (++r->fp_round < r->fp_rounds) {
+        mc_status_t s = fp_post_round(r);
+        if (s)
+            fail_from_last_error(r, s);
+        return;
+    }
+    if (r->fp_have[0] != r->fp_have[1]) {
+        char msg[MC_ERROR_LEN];
+        snprintf(msg, sizeof msg,
+                 "rank %d: plans differ between ranks (plan fingerprints range "
+                 "from %016llx to %016llx; this rank's is %016llx): every rank must pass the "
+                 "same plan (layouts, topology, strategy, chunk size) in the same order",
+                 r->comm->rank, (unsigned long long)r->fp_have[0],
+                 (unsigned long long)r->fp_have[1], (unsigned long long)r->prog->fingerprint);
+        mc_request_fail(r, MC_ERR_MISMATCH, msg);
+        return;
+    }
+    launch(r);
+}
+
+static void on_xfer(mc_xfer_t *x, mc_status_t status)
+{
+    chunk_xfer_t *cx = (chunk_xfer_t *)x;
+    mc_request_t *r = x->owner;
+    if (r->comm->failed || r->phase == PHASE_FAILED)
+        return;
+    if (status) {
+        fail_from_last_error(r, status);
+        return;
+    }
+    if (cx->op < 0)
+        on_fingerprint(r, cx);
+    else
+        on_data(r, cx);
+}
+
+/* ---- the single-rank path: worker pool ---- */
+
+static void run_task(mc_pool_job_t *job, int64_t t)
+{
+    mc_request_t *r = (mc_request_t *)((char *)job - offsetof(mc_request_t, job));
+    const task_t *task = &r->tasks[t];
+    for (int64_t i = task->op_begin; i < task->op_end; i++) {
+        const op_state_t *st = &r->ops[i];
+        int64_t len = task->len < 0 ? r->prog->ops[i].bytes : task->len;
+        mc_strided_copy(&st->dst, &st->src, task->len < 0 ? 0 : task->off, len);
+    }
+}
+
+/* Tasks of about POOL_TASK_BYTES: big flows are cut into byte ranges (each range runs the
+ * flow's edges in order), small consecutive flows are grouped. */
+static mc_status_t make_tasks(mc_request_t *r)
+{
+    const mc_program_t *p = r->prog;
+    int64_t n = 0, cap = 0;
+    mc_status_t s;
+    int64_t i = 0;
+    while (i < p->nops) {
+        int64_t end = i + 1;
+        while (end < p->nops && p->ops[i].flow >= 0 && p->ops[end].flow == p->ops[i].flow)
+            end++;
+        int64_t bytes = p->ops[i].bytes;
+        if (bytes > 2 * POOL_TASK_BYTES) {
+            int64_t step = POOL_TASK_BYTES - POOL_TASK_BYTES % p->elem_size;
+            for (int64_t off = 0; off < bytes; off += step) {
+                if ((s = mc_grow((void **)&r->tasks, &cap, n, sizeof *r->tasks, 64, "tasks")))
+                    return s;
+                r->tasks[n++] = (task_t){i, end, off, bytes - off < step ? bytes - off : step};
+            }
+            i = end;
+            continue;
+        }
+        int64_t sum = bytes;
+        while (end < p->nops && sum < POOL_TASK_BYTES && p->ops[end].bytes <= POOL_TASK_BYTES) {
+            sum += p->ops[end].bytes;
+            end++;
+        }
+        if ((s = mc_grow((void **)&r->tasks, &cap, n, sizeof *r->tasks, 64, "tasks")))
+            return s;
+        r->tasks[n++] = (task_t){i, end, 0, -1};
+        i = end;
+    }
+    r->job.run = run_task;
+    r->job.ntasks = n;
+    return MC_OK;
+}
+
+/* ---- start, test, wait ---- */
+
+static mc_status_t bind_region(mc_request_t *r, const mc_region_t *g, const mc_buffer_t *src,
+                               const mc_buffer_t *dst, const int64_t *staging_off,
+                               mc_strided_t *out)
+{
+    const mc_program_t *p = r->prog;
+    const mc_buffer_t *buf = g->at == MC_AT_SRC ? src : dst;
+    const char *side = g->at == MC_AT_SRC ? "src" : "dst";
+    if (g->at == MC_AT_STAGING) {
+        mc_strided_init(out, r->staging + staging_off[g->index], &g->box, &g->box, p->ndim,
+                        (size_t)p->elem_size);
+        return MC_OK;
+    }
+    const mc_box_t *tile = g->at == MC_AT_SRC ? &p->src_tiles[g->index] : &p->dst_tiles[g->index];
+    if (!buf)
+        return mc_error(MC_ERR_INVALID, "%s buffers must not be NULL", side);
+    if (!buf[g->index].ptr)
+        return mc_error(MC_ERR_INVALID,
+                        "%s buffer of mesh index %lld is NULL (this rank owns "
+                        "that device)",
+                        side, (long long)g->index);
+    if (buf[g->index].memory != MC_MEMORY_HOST)
+        return mc_error(MC_ERR_UNSUPPORTED,
+                        "%s buffer of mesh index %lld: only host memory is "
+                        "supported in this build",
+                        side, (long long)g->index);
+    mc_strided_init(out, buf[g->index].ptr, tile, &g->box, p->ndim, (size_t)p->elem_size);
+    return MC_OK;
+}
+
+static mc_status_t prepare(mc_request_t *r, const mc_buffer_t *src, const mc_buffer_t *dst)
+{
+    const mc_program_t *p = r->prog;
+    mc_status_t s;
+    int64_t *staging_off = mc_calloc((size_t)p->nstaging + 1, sizeof *staging_off);
+    r->ops = mc_calloc((size_t)p->nops, sizeof *r->ops);
+    if (!staging_off || !r->ops) {
+        free(staging_off);
+        return MC_ERR_NOMEM;
+    }
+    for (int64_t i = 0; i < p->nstaging; i++)
+        staging_off[i + 1] = staging_off[i] + p->staging_bytes[i];
+    if (p->nstaging && !(r->staging = malloc((size_t)staging_off[p->nstaging]))) {
+        s = mc_error(MC_ERR_NOMEM, "out of memory for %lld staging bytes",
+                     (long long)staging_off[p->nstaging]);
+        goto out;
+    }
+    for (int64_t i = 0; i < p->nops; i++) {
+        const mc_op_t *op = &p->ops[i];
+        op_state_t *st = &r->ops[i];
+        if (op->kind != MC_OP_RECV &&
+            (s = bind_region(r, &op->src, src, dst, staging_off, &st->src)))
+            goto out;
+        if (op->kind != MC_OP_SEND &&
+            (s = bind_region(r, &op->dst, src, dst, staging_off, &st->dst)))
+            goto out;
+        if (op->kind == MC_OP_LOCAL_COPY || !r->comm->tp)
+            continue;
+        const mc_strided_t *box = op->kind == MC_OP_SEND ? &st->src : &st->dst;
+        int contiguous = box->run_bytes == box->bytes;
+        st->nslots = contiguous ? op->nchunks : (op->nchunks < 2 ? op->nchunks : 2);
+        st->slots = mc_calloc((size_t)st->nslots, sizeof *st->slots);
+        if (!st->slots) {
+            s = MC_ERR_NOMEM;
+            goto out;
+        }
+        if (!contiguous && !(st->bounce = malloc((size_t)(st->nslots * op->chunk_bytes)))) {
+            s = mc_error(MC_ERR_NOMEM, "out of memory for pack buffers");
+            goto out;
+        }
+        if (op->kind == MC_OP_SEND && !(st->avail = mc_calloc((size_t)op->nchunks, 1))) {
+            s = MC_ERR_NOMEM;
+            goto out;
+        }
+    }
+    s = MC_OK;
+out:
+    free(staging_off);
+    return s;
+}
+
+static void request_release(mc_request_t *r)
+{
+    if (r->ops)
+        for (int64_t i = 0; i < r->prog->nops; i++) {
+            free(r->ops[i].slots);
+            free(r->ops[i].bounce);
+            free(r->ops[i].avail);
+        }
+    free(r->ops);
+    free(r->staging);
+    free(r->tasks);
+    mc_program_destroy(r->prog);
+    free(r);
+}
+
+mc_status_t mc_reshard_start(mc_comm_t *comm, const mc_plan_t *plan, const mc_buffer_t *src,
+                             const mc_buffer_t *dst, const mc_reshard_params_t *params,
+                             mc_request_t **out)
+{
+    if (!comm || !plan || !out)
+        return mc_error(MC_ERR_INVALID, "reshard: comm, plan and out must not be NULL");
+    if (comm->failed)
+        return mc_error(comm->failed, "reshard: the communicator failed earlier: %s",
+                        comm->failure);
+    int64_t chunk = 0;
+    if (params && (params->field_mask & MC_RESHARD_PARAM_CHUNK_BYTES)) {
+        if (params->chunk_bytes <= 0)
+            return mc_error(MC_ERR_INVALID, "reshard: chunk_bytes %lld must be positive",
+                            (long long)params->chunk_bytes);
+        chunk = params->chunk_bytes;
+    }
+    int inflight = 0;
+    for (mc_request_t *q = comm->inflight; q; q = q->next)
+        inflight++;
+    if (inflight >= MAX_INFLIGHT)
+        return mc_error(MC_ERR_UNSUPPORTED,
+                        "reshard: %d reshards already in flight on this "
+                        "communicator (at most %d)",
+                        inflight, MAX_INFLIGHT);
+    mc_request_t *r = mc_calloc(1, sizeof *r);
+    if (!r)
+        return MC_ERR_NOMEM;
+    r->comm = comm;
+    r->seq = comm->seq++ & 0xFF;
+    mc_status_t s = mc_program_compile(plan, comm->rank, comm->nranks, chunk, &r->prog);
+    if (s || (s = prepare(r, src, dst)))
+        goto err;
+    r->units_left = r->prog->units;
+    r->last_activity = mc_now();
+    r->next = comm->inflight;
+    r->linked = 1;
+    if (comm->inflight)
+        comm->inflight->prev = r;
+    comm->inflight = r;
+    if (!comm->tp) {
+        if ((s = make_tasks(r)))
+            goto err_unlink;
+        r->phase = PHASE_RUNNING;
+        mc_pool_submit(comm->pool, &r->job);
+    } else if (comm->nranks > 1) {
+        r->phase = PHASE_FINGERPRINT;
+        r->fp_have[0] = r->fp_have[1] = r->prog->fingerprint;
+        while ((1 << r->fp_rounds) < comm->nranks)
+            r->fp_rounds++;
+        if ((s = fp_post_round(r))) {
+            char msg[MC_ERROR_LEN];
+            snprintf(msg, sizeof msg, "%s", mc_last_error());
+            mc_comm_fail(comm, s, msg);
+            goto err_unlink;
+        }
+    } else {
+        launch(r);
+    }
+    *out = r;
+    return MC_OK;
+err_unlink:
+    unlink_request(r);
+err:
+    request_release(r);
+    return s;
+}
+
+mc_status_t mc_request_test(mc_request_t *r)
+{
+    if (!r)
+        return mc_error(MC_ERR_INVALID, "request must not be NULL");
+    if (r->job.run) {
+        if (r->phase == PHASE_RUNNING && mc_pool_finished(r->comm->pool, &r->job))
+            finish(r);
+    } else if (r->phase < PHASE_DONE) {
+        mc_comm_progress(r->comm, 0);
+    }
+    if (r->phase == PHASE_FAILED)
+        return mc_error(r->status, "%s", r->error);
+    return r->phase == PHASE_DONE ? MC_OK : MC_INPROGRESS;
+}
+
+mc_status_t mc_request_wait(mc_request_t *r)
+{
+    if (!r)
+        return mc_error(MC_ERR_INVALID, "request must not be NULL");
+    if (r->job.run) {
+        if (r->phase == PHASE_RUNNING) {
+            mc_pool_wait(r->comm->pool, &r->job);
+            finish(r);
+        }
+    } else {
+        while (r->phase < PHASE_DONE) {
+            double idle = mc_now() - r->last_activity;
+            double left = r->comm->timeout_s - idle;
+            mc_comm_progress(r->comm, left > 0.5 ? 0.5 : left > 0.001 ? left : 0.001);
+        }
+    }
+    if (r->phase == PHASE_FAILED)
+        return mc_error(r->status, "%s", r->error);
+    return r->phase == PHASE_DONE ? MC_OK : MC_INPROGRESS;
+}
+
+void mc_request_free(mc_request_t *r)
+{
+    if (!r)
+        return;
+    if (r->phase < PHASE_DONE)
+        mc_request_wait(r);
+    unlink_request(r);
+    request_release(r);
+}
+
+mc_status_t mc_reshard(mc_comm_t *comm, const mc_plan_t *plan, const mc_buffer_t *src,
+                       const mc_buffer_t *dst, const mc_reshard_params_t *params)
+{
+    mc_request_t *r;
+    mc_status_t s = mc_reshard_start(comm, plan, src, dst, params, &r);
+    if (s)
+        return s;
+    s = mc_request_wait(r);
+    char msg[MC_ERROR_LEN];
+    snprintf(msg, sizeof msg, "%s", mc_last_error());
+    mc_request_free(r);
+    if (s)
+        mc_error(s, "%s", msg);
+    return s;
+}
