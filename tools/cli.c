@@ -49,6 +49,7 @@ int cli_case_option(cli_case_t *c, int argc, char **argv, int *i)
         {"--hosts", offsetof(cli_case_t, hosts)},
         {"--strategy", offsetof(cli_case_t, strategy)},
         {"--chunk", offsetof(cli_case_t, chunk)},
+        {"--max-bytes", offsetof(cli_case_t, max_bytes)},
     };
     for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
         if (strcmp(argv[*i], opts[k].flag))
@@ -141,6 +142,25 @@ int cli_case_build(const cli_case_t *c, cli_built_t *out)
         return cli_fail(s, "bad --shape");
     if (c->dtype && (s = mc_dtype_parse(c->dtype, &dtype)))
         return cli_fail(s, "bad --dtype");
+    if (c->max_bytes) {
+        /* Scaled-down cases: halve (rounding up) the largest dim until the tensor fits. */
+        int64_t cap, bytes = (int64_t)mc_dtype_size(dtype);
+        if ((s = mc_parse_size(c->max_bytes, "--max-bytes", &cap)))
+            return cli_fail(s, "bad --max-bytes");
+        for (int d = 0; d < ndim; d++)
+            bytes = shape[d] > INT64_MAX / bytes ? INT64_MAX : bytes * shape[d];
+        while (bytes > cap) {
+            int big = 0;
+            for (int d = 1; d < ndim; d++)
+                if (shape[d] > shape[big])
+                    big = d;
+            if (shape[big] == 1)
+                break;
+            int64_t half = (shape[big] + 1) / 2;
+            bytes = bytes / shape[big] * half;
+            shape[big] = half;
+        }
+    }
     if ((rc = build_layout(ndim, shape, dtype, "src", c->src_mesh, c->src_devices, 0, c->src_spec,
                            &out->src)))
         goto err;

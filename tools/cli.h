@@ -8,6 +8,7 @@
  * 0 success, 1 runtime failure, 2 bad input (one line on stderr). */
 int cmd_plan(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_run(int argc, char **argv);
 int cmd_schedule(int argc, char **argv);
 int cmd_topo(int argc, char **argv);
 int cmd_info(int argc, char **argv);
@@ -22,6 +23,7 @@ int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 typedef struct {
     const char *shape, *dtype, *src_mesh, *dst_mesh, *src_spec, *dst_spec;
     const char *src_devices, *dst_devices, *topology, *hosts, *strategy, *chunk;
+    const char *max_bytes; /* shrink: halve the largest dim until the tensor fits */
 } cli_case_t;
 
 /* If argv[*i] is one of the layout options, stores its value, advances *i and returns 1;

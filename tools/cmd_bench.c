@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "cli.h"
+#include "exec_run.h"
 #include "plan_table.h"
 
 #ifndef MESHCAST_SUITE_DIRS
@@ -13,9 +14,12 @@
 
 static void usage(FILE *f)
 {
-    fputs("usage: meshcast bench --suite NAME|FILE [--strategy NAME|all] [--transport sim]\n"
-          "                      [--topology NAME|FILE] [--hosts N] [--json FILE]\n"
-          "suites are found as FILE, or NAME.cases in " MESHCAST_SUITE_DIRS "\n",
+    fputs("usage: meshcast bench --suite NAME|FILE [--strategy NAME|all]\n"
+          "                      [--transport sim|local|ucx] [--iters N] [--warmup N]\n"
+          "                      [--max-bytes B] [--topology NAME|FILE] [--hosts N] [--json FILE]\n"
+          "suites are found as FILE, or NAME.cases in " MESHCAST_SUITE_DIRS "\n"
+          "sim prints the cost model's estimates; local and ucx execute every case on real\n"
+          "bytes and verify them (ucx: under mpirun or the MESHCAST_RANK environment).\n",
           f);
 }
 
@@ -63,6 +67,7 @@ int cmd_bench(int argc, char **argv)
 {
     const char *suite = NULL, *json_path = NULL, *transport = "sim";
     cli_case_t over = {0};
+    exec_opts_t opts = {.iters = 5, .warmup = 1, .verify = 1};
     for (int i = 1; i < argc; i++) {
         int r = cli_case_option(&over, argc, argv, &i);
         if (r < 0)
@@ -75,6 +80,15 @@ int cmd_bench(int argc, char **argv)
             json_path = argv[++i];
         else if (!strcmp(argv[i], "--transport") && i + 1 < argc)
             transport = argv[++i];
+        else if ((!strcmp(argv[i], "--iters") || !strcmp(argv[i], "--warmup")) && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[i + 1], &end, 10);
+            int is_iters = !strcmp(argv[i], "--iters");
+            if (!*argv[i + 1] || *end || v < (is_iters ? 1 : 0) || v > 1000000)
+                return cli_usage_error("bench: bad %s '%s'", argv[i], argv[i + 1]);
+            *(is_iters ? &opts.iters : &opts.warmup) = (int)v;
+            i++;
+        }
         else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;
@@ -84,26 +98,40 @@ int cmd_bench(int argc, char **argv)
     }
     if (!suite)
         return cli_usage_error("bench: missing --suite");
-    if (strcmp(transport, "sim"))
-        return cli_usage_error("bench: transport '%s' is not available in this build "
-                               "(available: sim)",
-                               transport);
+    if (strcmp(transport, "sim") && strcmp(transport, "local") && strcmp(transport, "ucx"))
+        return cli_usage_error("bench: unknown transport '%s' (sim, local, ucx)", transport);
+    int real = strcmp(transport, "sim") != 0, rank = 0, rc = 0;
+    mc_comm_t *comm = NULL;
+    if (real && (rc = exec_comm_create(transport, &comm)))
+        return rc;
+    rank = real ? mc_comm_rank(comm) : 0;
     char path[1024], line[4096], where[1100];
     FILE *f = open_suite(suite, path, sizeof path);
-    if (!f)
+    if (!f) {
+        mc_comm_destroy(comm);
         return cli_usage_error("bench: unknown suite '%s' (no file, no %s.cases in %s)", suite,
                                suite, MESHCAST_SUITE_DIRS);
+    }
     FILE *json = NULL;
-    if (json_path && !(json = fopen(json_path, "w"))) {
+    if (json_path && rank == 0 && !(json = fopen(json_path, "w"))) {
         fclose(f);
+        mc_comm_destroy(comm);
         return cli_usage_error("bench: cannot write --json file '%s'", json_path);
     }
     if (json)
         fputs("{\"results\": [", json);
-    printf("# suite %s, transport sim (time = simulator estimate)\n", path);
-    printf("%-12s %14s %-18s %11s %11s %8s %13s %9s\n", "case", "bytes", "strategy", "estimate_s",
-           "bound_s", "est/bnd", "nic_bytes", "plan_ms");
-    int rc = 0, lineno = 0, results = 0;
+    if (!real) {
+        printf("# suite %s, transport sim (time = simulator estimate)\n", path);
+        printf("%-12s %14s %-18s %11s %11s %8s %13s %9s\n", "case", "bytes", "strategy",
+               "estimate_s", "bound_s", "est/bnd", "nic_bytes", "plan_ms");
+    } else if (rank == 0) {
+        printf("# suite %s, transport %s, %d rank(s), %d iterations after %d warm-up%s%s\n", path,
+               transport, mc_comm_nranks(comm), opts.iters, opts.warmup,
+               over.max_bytes ? ", tensors shrunk to at most " : "",
+               over.max_bytes ? over.max_bytes : "");
+        exec_print_header(stdout);
+    }
+    int lineno = 0, results = 0, wrong_cases = 0;
     while (!rc && fgets(line, sizeof line, f)) {
         lineno++;
         char *p = line;
@@ -123,13 +151,15 @@ int cmd_bench(int argc, char **argv)
             c.hosts = over.hosts;
         if (over.chunk)
             c.chunk = over.chunk;
+        if (over.max_bytes)
+            c.max_bytes = over.max_bytes;
         cli_built_t b;
         plan_row_t rows[MC_PLAN_TABLE_MAX];
         int nrows = 0;
         if ((rc = cli_case_build(&c, &b)))
             break;
         rc = plan_table_run(&c, &b, rows, &nrows);
-        for (int i = 0; i < nrows; i++) {
+        for (int i = 0; !real && i < nrows; i++) {
             const mc_plan_stats_t *st = &rows[i].stats;
             printf("%-12s %14lld %-18s %11.5g %11.5g %8.3f %13lld %9.3f\n", name,
                    (long long)mc_layout_bytes(b.src), rows[i].strategy, st->estimate_s,
@@ -149,6 +179,23 @@ int cmd_bench(int argc, char **argv)
                 fputc('}', json);
             }
         }
+        for (int i = 0; real && !rc && i < nrows; i++) {
+            exec_result_t res;
+            if ((rc = exec_case(comm, &b, rows[i].plan, &opts, &res)))
+                break;
+            int64_t bytes = mc_layout_bytes(b.src);
+            wrong_cases += res.wrong != 0;
+            if (rank != 0)
+                continue;
+            exec_print_row(stdout, name, rows[i].strategy, bytes, &rows[i].stats, &res);
+            fflush(stdout);
+            if (json) {
+                fprintf(json, "%s\n  {\"case\": \"%s\", ", results++ ? "," : "", name);
+                exec_print_json(json, rows[i].strategy, transport, mc_comm_nranks(comm), bytes,
+                                &rows[i].stats, &res);
+                fputc('}', json);
+            }
+        }
         plan_table_free(rows, nrows);
         cli_built_free(&b);
     }
@@ -158,5 +205,11 @@ int cmd_bench(int argc, char **argv)
         if (fclose(json) && !rc)
             rc = cli_usage_error("bench: writing '%s' failed", json_path);
     }
+    if (!rc && wrong_cases) {
+        if (rank == 0)
+            fprintf(stderr, "meshcast: bench: %d runs delivered wrong elements\n", wrong_cases);
+        rc = 1;
+    }
+    mc_comm_destroy(comm);
     return rc;
 }

@@ -9,6 +9,7 @@ static const struct {
     const char *help;
 } commands[] = {
     {"plan", cmd_plan, "plan a resharding and print its statistics, JSON or DOT"},
+    {"run", cmd_run, "execute a plan on real bytes, verify every element, time it"},
     {"bench", cmd_bench, "run a suite of cases with every strategy"},
     {"schedule", cmd_schedule, "generate, validate and simulate a pipeline schedule"},
     {"topo", cmd_topo, "print a topology profile or the local machine (--discover)"},

@@ -71,6 +71,10 @@ void mc_comm_destroy(mc_comm_t *comm);
 int mc_comm_rank(const mc_comm_t *comm);
 int mc_comm_nranks(const mc_comm_t *comm);
 const char *mc_comm_transport_name(const mc_comm_t *comm); /* "local", "ucx" */
+/* Blocking allgather over the bootstrap (for small control data: timings, error counts):
+ * size bytes from every rank land at recv + r * size. Collective; size may be 0 (a
+ * barrier). Fails after the comm's timeout. */
+mc_status_t mc_comm_allgather(mc_comm_t *comm, const void *send, void *recv, size_t size);
 
 #ifdef __cplusplus
 }

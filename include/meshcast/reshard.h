@@ -29,6 +29,9 @@ typedef struct {
 
 typedef struct mc_request mc_request_t;
 
+/* The rank owning device_id among nranks ranks: device_id * nranks / devices of topo. */
+int mc_device_owner(const mc_topology_t *topo, int nranks, int64_t device_id);
+
 /* Starts moving the tensor as plan says. Collective: every rank of comm calls it with an
  * identical plan, in the same order as its other reshards (plans are compared when the
  * reshard starts; a difference fails every rank with MC_ERR_MISMATCH).

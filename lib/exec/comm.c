@@ -186,3 +186,19 @@ mc_status_t mc_comm_progress(mc_comm_t *c, double wait_s)
     }
     return MC_OK;
 }
+
+mc_status_t mc_comm_allgather(mc_comm_t *c, const void *send, void *recv, size_t size)
+{
+    if (!c || (size && (!send || !recv)))
+        return mc_error(MC_ERR_INVALID, "comm allgather: comm, send and recv must not be NULL");
+    if (size)
+        return c->boot->allgather(c->boot, send, recv, size, c->timeout_s);
+    if (c->nranks == 1)
+        return MC_OK;
+    char one = 0, *all = mc_calloc((size_t)c->nranks, 1); /* a barrier: a byte each */
+    if (!all)
+        return MC_ERR_NOMEM;
+    mc_status_t s = c->boot->allgather(c->boot, &one, all, 1, c->timeout_s);
+    free(all);
+    return s;
+}

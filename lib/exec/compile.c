@@ -13,6 +13,14 @@ int mc_device_rank(int64_t device, int nranks, int64_t ndevices)
     return (int)((__int128)device * nranks / ndevices);
 }
 
+int mc_device_owner(const mc_topology_t *topo, int nranks, int64_t device_id)
+{
+    int64_t n = topo ? mc_topology_devices(topo) : 0;
+    if (n <= 0 || nranks < 1 || device_id < 0 || device_id >= n)
+        return -1;
+    return mc_device_rank(device_id, nranks, n);
+}
+
 /* FNV-1a, 64-bit: ranks compare plans by this hash when a reshard starts. */
 static void hash_i64(uint64_t *h, int64_t v)
 {

@@ -387,6 +387,15 @@ static void run_task(mc_pool_job_t *job, int64_t t)
     }
 }
 
+/* One past the last op of the flow that op i belongs to (a whole-piece copy stands alone). */
+static int64_t flow_end(const mc_program_t *p, int64_t i)
+{
+    int64_t end = i + 1;
+    while (end < p->nops && p->ops[i].flow >= 0 && p->ops[end].flow == p->ops[i].flow)
+        end++;
+    return end;
+}
+
 /* Tasks of about POOL_TASK_BYTES: big flows are cut into byte ranges (each range runs the
  * flow's edges in order), small consecutive flows are grouped. */
 static mc_status_t make_tasks(mc_request_t *r)
@@ -396,10 +405,7 @@ static mc_status_t make_tasks(mc_request_t *r)
     mc_status_t s;
     int64_t i = 0;
     while (i < p->nops) {
-        int64_t end = i + 1;
-        while (end < p->nops && p->ops[i].flow >= 0 && p->ops[end].flow == p->ops[i].flow)
-            end++;
-        int64_t bytes = p->ops[i].bytes;
+        int64_t end = flow_end(p, i), bytes = p->ops[i].bytes;
         if (bytes > 2 * POOL_TASK_BYTES) {
             int64_t step = POOL_TASK_BYTES - POOL_TASK_BYTES % p->elem_size;
             for (int64_t off = 0; off < bytes; off += step) {
@@ -410,10 +416,13 @@ static mc_status_t make_tasks(mc_request_t *r)
             i = end;
             continue;
         }
-        int64_t sum = bytes;
-        while (end < p->nops && sum < POOL_TASK_BYTES && p->ops[end].bytes <= POOL_TASK_BYTES) {
+        /* whole flows only: a flow's edges must run in order within one task */
+        for (int64_t sum = bytes; end < p->nops && sum < POOL_TASK_BYTES;) {
+            int64_t next = flow_end(p, end);
+            if (p->ops[end].bytes > 2 * POOL_TASK_BYTES)
+                break;
             sum += p->ops[end].bytes;
-            end++;
+            end = next;
         }
         if ((s = mc_grow((void **)&r->tasks, &cap, n, sizeof *r->tasks, 64, "tasks")))
             return s;
