@@ -118,9 +118,14 @@ void mc_request_describe_wait(const mc_request_t *r, char *buf, size_t len)
 {
     const mc_program_t *p = prog_of(r);
     if (r->phase == PHASE_FINGERPRINT) {
-        int dist = 1 << r->fp_round;
-        snprintf(buf, len, "waiting for rank %d's plan fingerprint (reshard start)",
-                 ((r->comm->rank - dist) % p->nranks + p->nranks) % p->nranks);
+        if (r->fp_recv.busy)
+            snprintf(buf, len, "waiting for rank %d's plan fingerprint (reshard start)",
+                     r->fp_recv.x.peer);
+        else
+            snprintf(buf, len,
+                     "waiting for rank %d to take this rank's plan fingerprint "
+                     "(reshard start)",
+                     r->fp_send.x.peer);
         return;
     }
     for (int64_t i = 0; i < p->nops; i++) {
@@ -321,6 +326,7 @@ static mc_status_t fp_post_round(mc_request_t *r)
                                .on_done = on_xfer,
                                .owner = r};
     r->fp_send.op = r->fp_recv.op = -1;
+    r->fp_send.busy = r->fp_recv.busy = 1;
     r->fp_pending = 2;
     mc_transport_t *tp = r->comm->tp;
     mc_status_t s = tp->ops->recv(tp, &r->fp_recv.x);
@@ -329,6 +335,7 @@ static mc_status_t fp_post_round(mc_request_t *r)
 
 static void on_fingerprint(mc_request_t *r, chunk_xfer_t *cx)
 {
+    cx->busy = 0;
     if (cx == &r->fp_recv) {
         if (r->fp_in[0] < r->fp_have[0])
             r->fp_have[0] = r->fp_in[0];
