@@ -10,9 +10,12 @@
 #include "exec/exec_internal.h"
 #include "util/util.h"
 
-#define FP_MSG_BASE 0xFFFFFF00ULL   /* message ids of the fingerprint rounds */
-#define POOL_TASK_BYTES (4LL << 20) /* bytes per worker task */
-#define MAX_INFLIGHT 255            /* tags carry 8 bits of sequence number */
+#define FP_MSG_BASE 0xFFFFFF00ULL /* message ids of the fingerprint rounds */
+/* Bytes per worker task. At least strided.c's MC_STREAM_MIN_BYTES (16 MiB): a copy shorter
+ * than that uses cached stores (~10 GB/s here against ~17 streaming), so 4 MiB tasks ran
+ * a one-rank plan of large pieces at ~0.6 of memcpy (benchmarks/exec_speed.c). */
+#define POOL_TASK_BYTES (16LL << 20)
+#define MAX_INFLIGHT 255 /* tags carry 8 bits of sequence number */
 
 typedef struct {
     mc_xfer_t x;
