@@ -16,7 +16,8 @@ typedef enum {
 } mc_transport_kind_t;
 
 typedef enum {
-    MC_BOOTSTRAP_AUTO,    /* ENV if MESHCAST_RANK is set, else MPI under mpirun, else SINGLE */
+    MC_BOOTSTRAP_AUTO,    /* OOB if oob is set, THREADS if world is set, ENV if MESHCAST_RANK
+                             is set, MPI under mpirun, else SINGLE */
     MC_BOOTSTRAP_SINGLE,  /* one rank */
     MC_BOOTSTRAP_THREADS, /* ranks are threads of this process sharing an mc_world_t */
     MC_BOOTSTRAP_MPI,     /* MPI_COMM_WORLD (initializes MPI when it is not yet) */
