@@ -88,8 +88,7 @@ int cmd_bench(int argc, char **argv)
                 return cli_usage_error("bench: bad %s '%s'", argv[i], argv[i + 1]);
             *(is_iters ? &opts.iters : &opts.warmup) = (int)v;
             i++;
-        }
-        else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+        } else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             usage(stdout);
             return 0;
         } else

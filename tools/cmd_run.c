@@ -30,9 +30,9 @@ static int parse_count(const char *text, const char *flag, int min, int *out)
 
 void exec_print_header(FILE *f)
 {
-    fprintf(f, "%-12s %-18s %12s %11s %11s %11s %10s %13s %11s %11s %9s %7s\n", "case",
-            "strategy", "bytes", "median_s", "min_s", "max_s", "algbw_GB/s", "nic_bytes",
-            "estimate_s", "bound_s", "time/bnd", "#wrong");
+    fprintf(f, "%-12s %-18s %12s %11s %11s %11s %10s %13s %11s %11s %9s %7s\n", "case", "strategy",
+            "bytes", "median_s", "min_s", "max_s", "algbw_GB/s", "nic_bytes", "estimate_s",
+            "bound_s", "time/bnd", "#wrong");
 }
 
 void exec_print_row(FILE *f, const char *name, const char *strategy, int64_t bytes,

@@ -24,8 +24,8 @@ static void tiles_free(tiles_t *t)
 }
 
 /* Tiles of the mesh's devices that this rank owns (others stay NULL). */
-static mc_status_t tiles_make(const mc_layout_t *l, const mc_topology_t *topo, int rank,
-                              int nranks, int fill, tiles_t *t)
+static mc_status_t tiles_make(const mc_layout_t *l, const mc_topology_t *topo, int rank, int nranks,
+                              int fill, tiles_t *t)
 {
     const mc_mesh_t *m = mc_layout_mesh(l);
     memset(t, 0, sizeof *t);
@@ -63,8 +63,8 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-int exec_case(mc_comm_t *comm, const cli_built_t *b, const mc_plan_t *plan,
-              const exec_opts_t *o, exec_result_t *out)
+int exec_case(mc_comm_t *comm, const cli_built_t *b, const mc_plan_t *plan, const exec_opts_t *o,
+              exec_result_t *out)
 {
     int rank = mc_comm_rank(comm), nranks = mc_comm_nranks(comm), rc = 0;
     tiles_t src, dst;
@@ -109,17 +109,16 @@ int exec_case(mc_comm_t *comm, const cli_built_t *b, const mc_plan_t *plan,
     qsort(times, (size_t)o->iters, sizeof *times, cmp_double);
     out->min = times[0];
     out->max = times[o->iters - 1];
-    out->median = o->iters % 2 ? times[o->iters / 2]
-                               : (times[o->iters / 2 - 1] + times[o->iters / 2]) / 2;
+    out->median =
+        o->iters % 2 ? times[o->iters / 2] : (times[o->iters / 2 - 1] + times[o->iters / 2]) / 2;
     out->wrong = -1;
     if (o->verify) {
         int64_t wrong = 0;
         const mc_mesh_t *m = mc_layout_mesh(b->dst);
         for (int64_t i = 0; i < dst.n; i++) {
             int64_t w = 0;
-            if (dst.bufs[i].ptr &&
-                (s = mc_pattern_check(b->dst, mc_mesh_device(m, i), PATTERN_SEED,
-                                      dst.bufs[i].ptr, &w))) {
+            if (dst.bufs[i].ptr && (s = mc_pattern_check(b->dst, mc_mesh_device(m, i), PATTERN_SEED,
+                                                         dst.bufs[i].ptr, &w))) {
                 rc = cli_fail(s, "run: verify");
                 goto out;
             }

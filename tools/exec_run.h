@@ -17,8 +17,8 @@ typedef struct {
 } exec_result_t;
 
 /* Collective over comm. Returns an exit status (prints one line on failure). */
-int exec_case(mc_comm_t *comm, const cli_built_t *b, const mc_plan_t *plan,
-              const exec_opts_t *opts, exec_result_t *out);
+int exec_case(mc_comm_t *comm, const cli_built_t *b, const mc_plan_t *plan, const exec_opts_t *opts,
+              exec_result_t *out);
 
 /* Creates the communicator for --transport local|ucx (bootstrap from the environment:
  * MESHCAST_RANK/NRANKS/ROOT, or mpirun). */
