@@ -147,6 +147,8 @@ int cli_case_build(const cli_case_t *c, cli_built_t *out)
         int64_t cap, bytes = (int64_t)mc_dtype_size(dtype);
         if ((s = mc_parse_size(c->max_bytes, "--max-bytes", &cap)))
             return cli_fail(s, "bad --max-bytes");
+        if (cap < 1)
+            return cli_usage_error("bad --max-bytes: must be at least 1 byte");
         for (int d = 0; d < ndim; d++)
             bytes = shape[d] > INT64_MAX / bytes ? INT64_MAX : bytes * shape[d];
         while (bytes > cap) {
