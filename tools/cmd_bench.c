@@ -74,6 +74,9 @@ int cmd_bench(int argc, char **argv)
             return 2;
         if (r)
             continue;
+        if (i + 1 == argc && (!strcmp(argv[i], "--transport") || !strcmp(argv[i], "--iters") ||
+                              !strcmp(argv[i], "--warmup")))
+            return cli_usage_error("%s needs a value", argv[i]);
         if (!strcmp(argv[i], "--suite") && i + 1 < argc)
             suite = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc)

@@ -69,6 +69,9 @@ int cmd_run(int argc, char **argv)
             return 2;
         if (r)
             continue;
+        if (i + 1 == argc && (!strcmp(argv[i], "--transport") || !strcmp(argv[i], "--iters") ||
+                              !strcmp(argv[i], "--warmup")))
+            return cli_usage_error("%s needs a value", argv[i]);
         if (!strcmp(argv[i], "--transport") && i + 1 < argc)
             transport = argv[++i];
         else if (!strcmp(argv[i], "--iters") && i + 1 < argc) {
