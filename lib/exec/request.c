@@ -62,11 +62,6 @@ struct mc_request {
     mc_request_t *prev, *next;
 };
 
-static const mc_program_t *prog_of(const mc_request_t *r)
-{
-    return r->prog;
-}
-
 /* ---- in-flight list ---- */
 
 static void unlink_request(mc_request_t *r)
@@ -119,7 +114,7 @@ static void fail_from_last_error(mc_request_t *r, mc_status_t s)
 
 void mc_request_describe_wait(const mc_request_t *r, char *buf, size_t len)
 {
-    const mc_program_t *p = prog_of(r);
+    const mc_program_t *p = r->prog;
     if (r->phase == PHASE_FINGERPRINT) {
         if (r->fp_recv.busy)
             snprintf(buf, len, "waiting for rank %d's plan fingerprint (reshard start)",
