@@ -8,7 +8,13 @@
  *
  * Waiting: progress() arms the worker and sleeps in poll() on its event fd; UCX's keepalive
  * timer is part of that fd set (UCP_FEATURE_WAKEUP), so a dead peer is noticed while
- * sleeping too. */
+ * sleeping too.
+ *
+ * Failure detection against shared memory: endpoints detect a dead peer
+ * (UCP_ERR_HANDLING_MODE_PEER), which keeps UCX 1.13 off its shared-memory transports. With
+ * MESHCAST_UCX_SHM=1 on both ranks, a peer on the same host as UCX sees it (same boot id and
+ * IPC namespace) gets an endpoint without error handling instead, so UCX may use
+ * sysv/posix/cma there; such a peer's death is then noticed only by the engine's timeout. */
 #include "transport/transport.h"
 #include "util/util.h"
 
@@ -28,9 +34,12 @@ mc_status_t mc_transport_ucx_create(mc_bootstrap_t *boot, double timeout_s, mc_t
 #include <inttypes.h>
 #include <math.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <ucp/api/ucp.h>
+#include "meshcast/config.h"
 
 #define UCX_RANK_BITS 24 /* 64 - MC_TAG_BITS */
 #define UCX_TAG_MASK ((UINT64_C(1) << MC_TAG_BITS) - 1)
@@ -71,7 +80,19 @@ struct ucx_tp {
     int64_t npending;
     int failures; /* some peer failed and is not handled yet */
     int aborted;
+    int want_shm; /* MESHCAST_UCX_SHM=1 */
 };
+
+/* A rank's host as UCX's shared-memory transports see it: UCX 1.13 reaches a peer through
+ * sysv/posix/cma only when its system id (derived from the kernel boot id) and its IPC
+ * namespace equal ours (CMA also compares PID namespaces). Allgathered as raw bytes: two
+ * ranks are on one host when their boot_id and ipc_ns are equal and known. */
+typedef struct {
+    char boot_id[48]; /* /proc/sys/kernel/random/boot_id, newline dropped; "" if unknown */
+    uint64_t ipc_ns;  /* inode of /proc/self/ns/ipc; 0 if unknown */
+    uint8_t want_shm; /* that rank's MESHCAST_UCX_SHM */
+    uint8_t pad[7];
+} ucx_host_t;
 
 /* ---- op lists ---- */
 
@@ -582,9 +603,13 @@ static mc_status_t ucx_init_context(ucx_tp_t *t)
         config_default(cfg, "UCX_TCP_TX_SEG_SIZE", "TX_SEG_SIZE", "512k");
         config_default(cfg, "UCX_TCP_RX_SEG_SIZE", "RX_SEG_SIZE", "512k");
     }
-    /* Shared memory: UCX 1.13 offers it to our peer-failure endpoints only with
-     * UCX_MM_ERROR_HANDLING=y, and then without CMA: 0.4 GB/s for 64 MiB here, against
-     * ~2 GB/s over TCP loopback, which UCX picks otherwise. So leave it off. */
+    /* Shared memory: UCX 1.13 offers it to peer-failure endpoints only with
+     * UCX_MM_ERROR_HANDLING=y, and then without CMA: 0.4 GB/s for 64 MiB here, below TCP
+     * loopback (2-6 GB/s), which UCX picks otherwise; so those endpoints use TCP even on
+     * one host. With MESHCAST_UCX_SHM=1, ucx_connect creates the endpoints to peers on
+     * this host without error handling instead, and UCX picks sysv/posix for messages and
+     * cma for large ones there (see docs/execution.md for the bandwidths). One worker
+     * serves both kinds of endpoint; keepalive runs on the failure-detecting ones only. */
     ucp_params_t params = {
         .field_mask = UCP_PARAM_FIELD_FEATURES | UCP_PARAM_FIELD_MT_WORKERS_SHARED |
                       UCP_PARAM_FIELD_ESTIMATED_NUM_EPS,
@@ -611,22 +636,69 @@ static mc_status_t ucx_init_context(ucx_tp_t *t)
     return MC_OK;
 }
 
-/* Allgathers worker addresses (lengths first, then padded to the longest) and creates an
- * endpoint to every other rank. */
+/* MESHCAST_UCX_SHM: 0 or 1. */
+static mc_status_t read_shm_setting(int *out)
+{
+    double v = 0;
+    mc_status_t st = mc_setting_number("UCX_SHM", &v);
+    if (st != MC_OK)
+        return st;
+    if (v != 0 && v != 1)
+        return mc_error(MC_ERR_INVALID, "MESHCAST_UCX_SHM='%s' must be 0 or 1",
+                        mc_setting_text("UCX_SHM"));
+    *out = v == 1;
+    return MC_OK;
+}
+
+/* This process's host identity; a part that cannot be read stays zero (never matches). */
+static void host_identity(ucx_host_t *h, int want_shm)
+{
+    memset(h, 0, sizeof *h);
+    h->want_shm = (uint8_t)want_shm;
+    FILE *f = fopen("/proc/sys/kernel/random/boot_id", "r");
+    if (f) {
+        if (!fgets(h->boot_id, sizeof h->boot_id, f))
+            h->boot_id[0] = '\0';
+        fclose(f);
+        h->boot_id[strcspn(h->boot_id, "\n")] = '\0';
+    }
+    struct stat sb;
+    if (stat("/proc/self/ns/ipc", &sb) == 0)
+        h->ipc_ns = (uint64_t)sb.st_ino;
+}
+
+/* Whether the endpoint from a to b goes without error handling: both ranks asked for shared
+ * memory and share a host (symmetric, so both ends of a pair agree). */
+static int use_shm(const ucx_host_t *a, const ucx_host_t *b)
+{
+    return a->want_shm && b->want_shm && a->boot_id[0] && a->ipc_ns &&
+           memcmp(a->boot_id, b->boot_id, sizeof a->boot_id) == 0 && a->ipc_ns == b->ipc_ns;
+}
+
+/* Allgathers host identities (every rank, whatever its setting) and worker addresses
+ * (lengths first, then padded to the longest) and creates an endpoint to every other rank. */
 static mc_status_t ucx_connect(ucx_tp_t *t, mc_bootstrap_t *boot, double timeout_s)
 {
     int n = t->base.nranks;
     ucp_address_t *addr = NULL;
     size_t addr_len = 0;
+    ucx_host_t my_host, *hosts = NULL;
     uint64_t *lens = NULL;
     unsigned char *mine = NULL, *all = NULL;
     mc_status_t st = MC_OK;
     ucs_status_t us = ucp_worker_get_address(t->worker, &addr, &addr_len);
     if (us != UCS_OK)
         return mc_error(MC_ERR_INTERNAL, "ucp_worker_get_address: %s", ucs_status_string(us));
+    hosts = mc_calloc((size_t)n, sizeof *hosts);
     lens = mc_calloc((size_t)n, sizeof *lens);
-    if (!lens) {
+    if (!hosts || !lens) {
         st = MC_ERR_NOMEM;
+        goto out;
+    }
+    host_identity(&my_host, t->want_shm);
+    st = boot->allgather(boot, &my_host, hosts, sizeof my_host, timeout_s);
+    if (st != MC_OK) {
+        mc_error_context(st, "ucx: exchanging host identities");
         goto out;
     }
     uint64_t my_len = addr_len;
@@ -660,11 +732,12 @@ static mc_status_t ucx_connect(ucx_tp_t *t, mc_bootstrap_t *boot, double timeout
         p->rank = r;
         if (r == t->base.rank)
             continue;
+        int shm = use_shm(&my_host, &hosts[r]); /* no error handling: UCX may use shm */
         ucp_ep_params_t ep = {
             .field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                           UCP_EP_PARAM_FIELD_ERR_HANDLER,
             .address = (const ucp_address_t *)(all + (size_t)r * max),
-            .err_mode = UCP_ERR_HANDLING_MODE_PEER,
+            .err_mode = shm ? UCP_ERR_HANDLING_MODE_NONE : UCP_ERR_HANDLING_MODE_PEER,
             .err_handler = {.cb = ep_error_cb, .arg = p},
         };
         us = ucp_ep_create(t->worker, &ep, &p->ep);
@@ -677,6 +750,7 @@ static mc_status_t ucx_connect(ucx_tp_t *t, mc_bootstrap_t *boot, double timeout
     }
 out:
     ucp_worker_release_address(t->worker, addr);
+    free(hosts);
     free(lens);
     free(mine);
     free(all);
@@ -705,6 +779,9 @@ mc_status_t mc_transport_ucx_create(mc_bootstrap_t *boot, double timeout_s, mc_t
         st = MC_ERR_NOMEM;
         goto err;
     }
+    st = read_shm_setting(&t->want_shm);
+    if (st != MC_OK)
+        goto err;
     st = ucx_init_context(t);
     if (st != MC_OK)
         goto err;

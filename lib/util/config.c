@@ -14,6 +14,9 @@ static const mc_setting_t settings[] = {
     {"RANK", "", "this process's rank (environment bootstrap)"},
     {"NRANKS", "", "number of ranks (environment bootstrap)"},
     {"ROOT", "", "host:port where rank 0 listens (environment bootstrap)"},
+    {"UCX_SHM", "0",
+     "1 = UCX ranks on one host use shared memory (faster; a dead peer there is noticed only "
+     "after TIMEOUT); 0 = every peer over a failure-detecting endpoint (TCP on one host)"},
 };
 
 size_t mc_setting_count(void)

@@ -4,6 +4,8 @@
 #   mpirun -np 8  bench --suite alpa-n-to-m --transport ucx --max-bytes 4M --json FILE:
 #                 every case x every strategy present, wrong == 0, ranks == 8;
 #   mpirun -np 2  run, JAX style: one rank per host, 4 devices each (1x4 -> 1x4 on 2 hosts);
+#   mpirun -np 2  the same with MESHCAST_UCX_SHM=1: exit 0, wrong 0, and (where UCX logs its
+#                 endpoint configurations at UCX_LOG_LEVEL=info) every endpoint on shared memory;
 #   mpirun -np 16 run, PyTorch style: one rank per device of a 2x4 -> 2x4 case (16 ranks on
 #                 however few cores).
 # Skips without mpirun, or when meshcast was built without MPI or UCX.
@@ -76,6 +78,35 @@ d = json.load(open(sys.argv[1]))
 assert d["ranks"] == 2 and d["transport"] == "ucx" and d["wrong"] == 0, d
 assert d["nic_bytes"] > 0, d' "$tmp/np2.json" || fail "mpirun -np 2 run --json"
 echo "mpirun -np 2 run (one rank per 4-device host): $dt ms"
+
+# -np 2 with MESHCAST_UCX_SHM=1: both ranks are on this host, so their endpoints go without
+# error handling and UCX picks shared memory ("ep_cfg[0]: tag(sysv/memory cma/memory)" in
+# UCX 1.13's info log; one log file per process).
+t0=$(now_ms)
+mkdir -p "$tmp/shm-log"
+MESHCAST_UCX_SHM=1 UCX_LOG_LEVEL=info UCX_LOG_FILE="$tmp/shm-log/ucx.%p.log" \
+    mpi 2 20 run --shape 1024,1024,512 --dtype i32 --src-mesh 1x4 --src-spec S1RR \
+    --dst-mesh 1x4 --dst-spec RS1R --max-bytes 4M --transport ucx --iters 2 --json \
+    >"$tmp/np2shm.json" 2>"$tmp/np2shm.err"
+rc=$?
+dt=$(($(now_ms) - t0))
+[ $rc -eq 0 ] || fail "MESHCAST_UCX_SHM=1 mpirun -np 2 run: exit $rc: $(cat "$tmp/np2shm.err")"
+cat "$tmp/np2shm.json"
+python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["ranks"] == 2 and d["transport"] == "ucx" and d["wrong"] == 0, d' "$tmp/np2shm.json" ||
+    fail "MESHCAST_UCX_SHM=1 mpirun -np 2 run --json"
+eps=$(cat "$tmp"/shm-log/ucx.*.log 2>/dev/null | grep -o 'ep_cfg\[[0-9]*\]: .*')
+if [ -z "$eps" ]; then
+    echo "note: UCX logged no endpoint configuration; transports not checked"
+else
+    echo "$eps" | sort | uniq -c
+    if grep -vqE '(sysv|posix|cma|xpmem|knem)/' <<<"$eps"; then
+        fail "MESHCAST_UCX_SHM=1: an endpoint without shared memory: $eps"
+    fi
+fi
+echo "MESHCAST_UCX_SHM=1 mpirun -np 2 run: $dt ms"
 
 # -np 16: one rank per device.
 t0=$(now_ms)
