@@ -89,8 +89,8 @@ def grouped_bars(cases, value):
 
 
 def save(fig, ax, out_dir, stem, kind):
-    # Legend below the axes so it never covers bars or points.
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=4, fontsize=8, frameon=False)
+    # Legend right of the axes: it never covers bars, points or tilted case names.
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), ncol=1, fontsize=8, frameon=False)
     fig.tight_layout()
     for ext in ("png", "svg"):
         fig.savefig(os.path.join(out_dir, f"{stem}-{kind}.{ext}"), dpi=150)
