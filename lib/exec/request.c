@@ -38,8 +38,7 @@ typedef struct {
     int64_t off, len;         /* len < 0: each op's whole box */
 } task_t;
 
-enum { PHASE_FINGERPRINT, PHASE_RUNNING, PHASE_FLUSH, PHASE_DONE, PHASE_FAILED };
-#define FLUSH_OP (-2) /* chunk_xfer_t.op of the final flush; the fingerprint's is -1 */
+enum { PHASE_FINGERPRINT, PHASE_RUNNING, PHASE_DONE, PHASE_FAILED };
 
 struct mc_request {
     mc_comm_t *comm;
@@ -56,7 +55,6 @@ struct mc_request {
     int fp_round, fp_rounds, fp_pending;
     uint64_t fp_have[2], fp_out[2], fp_in[2];
     chunk_xfer_t fp_send, fp_recv;
-    chunk_xfer_t flush; /* every op done: waits until this rank's sends have left */
     /* single rank */
     mc_pool_job_t job;
     task_t *tasks;
@@ -152,10 +150,6 @@ void mc_request_describe_wait(const mc_request_t *r, char *buf, size_t len)
             return;
         }
     }
-    if (r->phase == PHASE_FLUSH) {
-        snprintf(buf, len, "waiting for its sends to leave (final flush)");
-        return;
-    }
     snprintf(buf, len, "with nothing left to wait for");
 }
 
@@ -167,27 +161,14 @@ static void chunk_range(const mc_op_t *op, int64_t k, int64_t *off, int64_t *len
     *len = op->bytes - *off < op->chunk_bytes ? op->bytes - *off : op->chunk_bytes;
 }
 
-static void on_xfer(mc_xfer_t *x, mc_status_t status);
-
-/* Every op is done: the request completes once the transport has sent everything out. */
-static void start_flush(mc_request_t *r)
-{
-    r->phase = PHASE_FLUSH;
-    r->flush.op = FLUSH_OP;
-    r->flush.busy = 1;
-    r->flush.x = (mc_xfer_t){.on_done = on_xfer, .owner = r};
-    mc_transport_t *tp = r->comm->tp;
-    mc_status_t s = tp->ops->flush(tp, &r->flush.x);
-    if (s)
-        fail_from_last_error(r, s);
-}
-
 static void unit_done(mc_request_t *r)
 {
     r->last_activity = mc_now();
     if (--r->units_left == 0)
-        start_flush(r);
+        finish(r);
 }
+
+static void on_xfer(mc_xfer_t *x, mc_status_t status);
 static void try_send(mc_request_t *r, int64_t opi);
 
 static void arrived(mc_request_t *r, int64_t opi, int64_t k);
@@ -302,7 +283,7 @@ static void launch(mc_request_t *r)
     r->phase = PHASE_RUNNING;
     r->last_activity = mc_now();
     if (r->units_left == 0) {
-        start_flush(r);
+        finish(r);
         return;
     }
     for (int64_t i = 0; i < p->nops && !r->comm->failed; i++)
@@ -392,15 +373,10 @@ static void on_xfer(mc_xfer_t *x, mc_status_t status)
         fail_from_last_error(r, status);
         return;
     }
-    if (cx->op == FLUSH_OP) {
-        cx->busy = 0;
-        r->last_activity = mc_now();
-        finish(r);
-    } else if (cx->op < 0) {
+    if (cx->op < 0)
         on_fingerprint(r, cx);
-    } else {
+    else
         on_data(r, cx);
-    }
 }
 
 /* ---- the single-rank path: worker pool ---- */

@@ -31,12 +31,6 @@ typedef struct {
     /* Post a transfer (buf stays valid until on_done). Errors here are immediate. */
     mc_status_t (*send)(mc_transport_t *tp, mc_xfer_t *x);
     mc_status_t (*recv)(mc_transport_t *tp, mc_xfer_t *x);
-    /* Completes x (only on_done and owner are used) once every send posted before it no
-     * longer needs this rank's progress: its bytes have left. A rank that stops calling
-     * progress after its sends completed could otherwise strand their tails in the
-     * transport's queue (UCX completes a sync send at the match, before its last
-     * fragments went out). */
-    mc_status_t (*flush)(mc_transport_t *tp, mc_xfer_t *x);
     /* Runs ready completions; when none is ready, sleeps (no spinning) up to wait_s for
      * one. Returns MC_OK, or an error when the transport failed as a whole. */
     mc_status_t (*progress)(mc_transport_t *tp, double wait_s);

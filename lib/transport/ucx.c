@@ -245,11 +245,10 @@ static mc_status_t ucx_send(mc_transport_t *tp, mc_xfer_t *x)
         .cb.send = send_cb,
         .user_data = op,
     };
-    /* Synchronous: done once the receiver has matched the message, so a slot is reused
-     * only after its peer took it. That alone does not get the bytes out: a send (sync
-     * or not) may complete while its last fragments still wait in UCX's TCP queue for
-     * this worker's progress, so a reshard ends with a flush (ucx_flush). Without it a
-     * rank that left the engine stranded them and its peer waited forever (testbed). */
+    /* Synchronous: done once the receiver has matched the message. A plain send may
+     * complete while its bytes still wait in UCX's TCP queue for this worker's progress;
+     * a rank that then leaves the engine (a finished reshard, a barrier) never sends them
+     * and its peer waits forever: seen on the shaped testbed links. */
     ucs_status_ptr_t r = ucp_tag_send_sync_nbx(t->peers[x->peer].ep, x->buf, x->len,
                                                make_tag(tp->rank, x->tag), &prm);
     if (UCS_PTR_IS_ERR(r)) {
@@ -304,35 +303,6 @@ static mc_status_t ucx_recv(mc_transport_t *tp, mc_xfer_t *x)
     return MC_OK;
 }
 
-static mc_status_t ucx_flush(mc_transport_t *tp, mc_xfer_t *x)
-{
-    ucx_tp_t *t = (ucx_tp_t *)tp;
-    if (!x)
-        return mc_error(MC_ERR_INVALID, "rank %d: ucx flush: NULL transfer", tp->rank);
-    if (t->aborted)
-        return mc_error(MC_ERR_PEER, "rank %d: ucx flush: the transport was aborted", tp->rank);
-    x->peer = tp->rank; /* deliver() names the peer: here, this rank */
-    ucx_op_t *op = op_new(t, x, 0);
-    if (!op)
-        return mc_error(MC_ERR_NOMEM, "rank %d: ucx flush: out of memory", tp->rank);
-    ucp_request_param_t prm = {
-        .op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA,
-        .cb.send = send_cb,
-        .user_data = op,
-    };
-    ucs_status_ptr_t r = ucp_worker_flush_nbx(t->worker, &prm);
-    if (UCS_PTR_IS_ERR(r)) {
-        op_drop(t, op);
-        return mc_error(MC_ERR_PEER, "rank %d: ucx flush: %s", tp->rank,
-                        ucs_status_string(UCS_PTR_STATUS(r)));
-    }
-    if (r == NULL)
-        op_complete(op, UCS_OK);
-    else if (!op->completed)
-        op->req = r;
-    return MC_OK;
-}
-
 /* ---- progress ---- */
 
 /* Force-closes an endpoint; the close request is released by UCX once done. */
@@ -381,7 +351,7 @@ static void drain_worker(ucx_tp_t *t)
 
 static const char *xfer_kind(const ucx_op_t *op)
 {
-    return op->is_recv ? "receive from" : op->x->peer == op->tp->base.rank ? "flush at" : "send to";
+    return op->is_recv ? "receive from" : "send to";
 }
 
 /* Delivers one done op: sets the message for an error, frees the op, runs on_done. */
@@ -595,7 +565,6 @@ static const mc_transport_ops_t ucx_ops = {
     .name = "ucx",
     .send = ucx_send,
     .recv = ucx_recv,
-    .flush = ucx_flush,
     .progress = ucx_progress,
     .abort = ucx_abort,
     .destroy = ucx_destroy,

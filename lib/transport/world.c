@@ -304,24 +304,6 @@ static mc_status_t threads_recv(mc_transport_t *tp, mc_xfer_t *x)
     return MC_OK;
 }
 
-/* A send here completes once its bytes are copied, so a flush has nothing to wait for. */
-static mc_status_t threads_flush(mc_transport_t *tp, mc_xfer_t *x)
-{
-    mc_world_t *w = ((threads_tp_t *)tp)->world;
-    mailbox_t *box = &w->boxes[tp->rank];
-    pthread_mutex_lock(&w->lock);
-    if (box->aborted) {
-        pthread_mutex_unlock(&w->lock);
-        return mc_error(MC_ERR_PEER, "rank %d: transport aborted", tp->rank);
-    }
-    x->peer = tp->rank;
-    x->tp_status = MC_OK;
-    push(&box->done, x);
-    pthread_cond_signal(&box->cond);
-    pthread_mutex_unlock(&w->lock);
-    return MC_OK;
-}
-
 static mc_status_t threads_progress(mc_transport_t *tp, double wait_s)
 {
     mc_world_t *w = ((threads_tp_t *)tp)->world;
@@ -398,7 +380,6 @@ static void threads_destroy(mc_transport_t *tp)
 static const mc_transport_ops_t threads_ops = {.name = "local",
                                                .send = threads_send,
                                                .recv = threads_recv,
-                                               .flush = threads_flush,
                                                .progress = threads_progress,
                                                .abort = threads_abort,
                                                .destroy = threads_destroy};
