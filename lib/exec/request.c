@@ -11,6 +11,7 @@
 #include "util/util.h"
 
 #define FP_MSG_BASE 0xFFFFFF00ULL /* message ids of the fingerprint rounds */
+#define BYE_MSG 0xFFFFFFF0ULL     /* message id of the closing handshake */
 /* Bytes per worker task. At least strided.c's MC_STREAM_MIN_BYTES (16 MiB): a copy shorter
  * than that uses cached stores (~10 GB/s here against ~17 streaming), so 4 MiB tasks ran
  * a one-rank plan of large pieces at ~0.6 of memcpy (benchmarks/exec_speed.c). */
@@ -38,7 +39,8 @@ typedef struct {
     int64_t off, len;         /* len < 0: each op's whole box */
 } task_t;
 
-enum { PHASE_FINGERPRINT, PHASE_RUNNING, PHASE_DONE, PHASE_FAILED };
+enum { PHASE_FINGERPRINT, PHASE_RUNNING, PHASE_CLOSING, PHASE_DONE, PHASE_FAILED };
+#define BYE_OP (-2) /* chunk_xfer_t.op of the closing handshake; the fingerprint's is -1 */
 
 struct mc_request {
     mc_comm_t *comm;
@@ -55,6 +57,9 @@ struct mc_request {
     int fp_round, fp_rounds, fp_pending;
     uint64_t fp_have[2], fp_out[2], fp_in[2];
     chunk_xfer_t fp_send, fp_recv;
+    /* closing handshake: a "done" to and from every rank this one exchanged data with */
+    int *peers, npeers, bye_pending;
+    chunk_xfer_t *bye; /* 2 per peer: send, receive */
     /* single rank */
     mc_pool_job_t job;
     task_t *tasks;
@@ -150,6 +155,14 @@ void mc_request_describe_wait(const mc_request_t *r, char *buf, size_t len)
             return;
         }
     }
+    for (int i = 0; r->phase == PHASE_CLOSING && i < 2 * r->npeers; i++)
+        if (r->bye[i].busy) {
+            snprintf(buf, len,
+                     i % 2 ? "waiting for rank %d to say it is done (reshard end)"
+                           : "waiting for rank %d to take this rank's done (reshard end)",
+                     r->peers[i / 2]);
+            return;
+        }
     snprintf(buf, len, "with nothing left to wait for");
 }
 
@@ -161,14 +174,48 @@ static void chunk_range(const mc_op_t *op, int64_t k, int64_t *off, int64_t *len
     *len = op->bytes - *off < op->chunk_bytes ? op->bytes - *off : op->chunk_bytes;
 }
 
+static void on_xfer(mc_xfer_t *x, mc_status_t status);
+
+/* Every op is done here: trade a "done" with every peer before finishing. A transport may
+ * complete a send while its tail still needs this rank's progress (UCX over TCP) or the
+ * peer's (a synchronous send's acknowledgement); a rank that returned at once and sat in
+ * the application's barrier stranded those, and its peer waited forever. Once every peer
+ * said done, all data between us has arrived. */
+static void start_closing(mc_request_t *r)
+{
+    r->phase = PHASE_CLOSING;
+    r->bye_pending = 2 * r->npeers;
+    if (r->npeers == 0) {
+        finish(r);
+        return;
+    }
+    mc_transport_t *tp = r->comm->tp;
+    uint64_t tag = r->seq << 32 | BYE_MSG;
+    for (int i = 0; i < 2 * r->npeers && !r->comm->failed && r->phase == PHASE_CLOSING; i++) {
+        chunk_xfer_t *cx = &r->bye[i];
+        cx->op = BYE_OP;
+        cx->busy = 1;
+        cx->x = (mc_xfer_t){.peer = r->peers[i / 2],
+                            .tag = tag,
+                            .buf = r->bye, /* no bytes: any valid address */
+                            .len = 0,
+                            .on_done = on_xfer,
+                            .owner = r};
+        mc_status_t s = i % 2 ? tp->ops->recv(tp, &cx->x) : tp->ops->send(tp, &cx->x);
+        if (s) {
+            fail_from_last_error(r, s);
+            return;
+        }
+    }
+}
+
 static void unit_done(mc_request_t *r)
 {
     r->last_activity = mc_now();
     if (--r->units_left == 0)
-        finish(r);
+        start_closing(r);
 }
 
-static void on_xfer(mc_xfer_t *x, mc_status_t status);
 static void try_send(mc_request_t *r, int64_t opi);
 
 static void arrived(mc_request_t *r, int64_t opi, int64_t k);
@@ -283,7 +330,7 @@ static void launch(mc_request_t *r)
     r->phase = PHASE_RUNNING;
     r->last_activity = mc_now();
     if (r->units_left == 0) {
-        finish(r);
+        start_closing(r);
         return;
     }
     for (int64_t i = 0; i < p->nops && !r->comm->failed; i++)
@@ -373,10 +420,16 @@ static void on_xfer(mc_xfer_t *x, mc_status_t status)
         fail_from_last_error(r, status);
         return;
     }
-    if (cx->op < 0)
+    if (cx->op == BYE_OP) {
+        cx->busy = 0;
+        r->last_activity = mc_now();
+        if (--r->bye_pending == 0)
+            finish(r);
+    } else if (cx->op < 0) {
         on_fingerprint(r, cx);
-    else
+    } else {
         on_data(r, cx);
+    }
 }
 
 /* ---- the single-rank path: worker pool ---- */
@@ -470,6 +523,28 @@ static mc_status_t bind_region(mc_request_t *r, const mc_region_t *g, const mc_b
     return MC_OK;
 }
 
+/* The ranks this one sends to or receives from, each once, and the handshake's xfers. */
+static mc_status_t find_peers(mc_request_t *r)
+{
+    const mc_program_t *p = r->prog;
+    char *seen = mc_calloc((size_t)p->nranks, 1);
+    r->peers = mc_calloc((size_t)p->nranks, sizeof *r->peers);
+    r->bye = mc_calloc(2 * (size_t)p->nranks, sizeof *r->bye);
+    if (!seen || !r->peers || !r->bye) {
+        free(seen);
+        return MC_ERR_NOMEM;
+    }
+    for (int64_t i = 0; i < p->nops; i++) {
+        const mc_op_t *op = &p->ops[i];
+        if (op->kind != MC_OP_LOCAL_COPY && !seen[op->peer]) {
+            seen[op->peer] = 1;
+            r->peers[r->npeers++] = op->peer;
+        }
+    }
+    free(seen);
+    return MC_OK;
+}
+
 static mc_status_t prepare(mc_request_t *r, const mc_buffer_t *src, const mc_buffer_t *dst)
 {
     const mc_program_t *p = r->prog;
@@ -515,7 +590,7 @@ static mc_status_t prepare(mc_request_t *r, const mc_buffer_t *src, const mc_buf
             goto out;
         }
     }
-    s = MC_OK;
+    s = r->comm->tp ? find_peers(r) : MC_OK;
 out:
     free(staging_off);
     return s;
@@ -530,6 +605,8 @@ static void request_release(mc_request_t *r)
             free(r->ops[i].avail);
         }
     free(r->ops);
+    free(r->peers);
+    free(r->bye);
     free(r->staging);
     free(r->tasks);
     mc_program_destroy(r->prog);
