@@ -245,10 +245,9 @@ static mc_status_t ucx_send(mc_transport_t *tp, mc_xfer_t *x)
         .cb.send = send_cb,
         .user_data = op,
     };
-    /* Synchronous: done once the receiver has matched the message. A plain send may
-     * complete while its bytes still wait in UCX's TCP queue for this worker's progress;
-     * a rank that then leaves the engine (a finished reshard, a barrier) never sends them
-     * and its peer waits forever: seen on the shaped testbed links. */
+    /* Synchronous: done once the receiver has matched the message. Either kind of send
+     * may complete while its tail still needs progress here or at the peer; the engine's
+     * closing handshake (lib/exec/request.c) is what keeps a rank from leaving too soon. */
     ucs_status_ptr_t r = ucp_tag_send_sync_nbx(t->peers[x->peer].ep, x->buf, x->len,
                                                make_tag(tp->rank, x->tag), &prm);
     if (UCS_PTR_IS_ERR(r)) {
