@@ -30,6 +30,12 @@ class Mesh(Handle):
         check(C.mc_mesh_create(ndim, c_shape, c_dev, c_names, ctypes.byref(out)))
         self._set(out.value)
 
+    def _set(self, ptr: Optional[int]) -> None:
+        """A mesh never changes: its devices are read once (tiles are matched against them
+        on every reshard)."""
+        super()._set(ptr)
+        self._devices = tuple(C.mc_mesh_device(ptr, i) for i in range(C.mc_mesh_size(ptr)))
+
     @classmethod
     def parse(cls, shape: str, devices: Optional[str] = None, first_device: int = 0) -> "Mesh":
         """The command line's text: shape "2x4", devices "0-3,8-11" (None: first_device..)."""
@@ -55,7 +61,7 @@ class Mesh(Handle):
     @property
     def size(self) -> int:
         """Number of devices."""
-        return C.mc_mesh_size(self.ptr)
+        return len(self._devices)
 
     def __len__(self) -> int:
         return self.size
@@ -63,7 +69,7 @@ class Mesh(Handle):
     @property
     def devices(self) -> List[int]:
         """Device ids in row-major order."""
-        return [C.mc_mesh_device(self.ptr, i) for i in range(self.size)]
+        return list(self._devices)
 
     @property
     def axis_names(self) -> Tuple[str, ...]:

@@ -29,7 +29,8 @@ def reshard(comm: Communicator, plan: Plan, src: TensorsLike, dst: TensorsLike, 
     """Moves the tensor from the src tiles into the dst tiles, in place (collective over the
     ranks owning a device of either mesh). src and dst: one tensor per mesh device (row-major,
     None where another rank owns it), a mapping device id -> tensor, or Tiles."""
-    s, d = bind(plan.src, src, "src"), bind(plan.dst, dst, "dst")
+    s = src if type(src) is Tiles and src.layout is plan.src else bind(plan.src, src, "src")
+    d = dst if type(dst) is Tiles and dst.layout is plan.dst else bind(plan.dst, dst, "dst")
     status = _reshard(comm.ptr, plan.ptr, s.buffers, d.buffers, _params(chunk_bytes))
     if status:
         raise error(status)

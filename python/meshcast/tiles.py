@@ -4,6 +4,8 @@ or bool arrays), checked against the layout's tile: shape, dtype, contiguity, me
 from __future__ import annotations
 
 import ctypes
+import sys
+from functools import lru_cache
 from typing import Any, List, Mapping, Optional, Sequence, Tuple, Union
 
 from ._capi import DLTensor
@@ -65,6 +67,29 @@ def _from_array_interface(obj: Any, writable: bool) -> Tuple[int, Tuple[int, ...
     return ptr, shape, dtype, _contiguous(shape, ai.get("strides"), itemsize)
 
 
+_NUMPY_NAMES = {"f64": "float64", "f32": "float32", "f16": "float16", "i64": "int64",
+                "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8", "bool": "bool"}
+_TORCH_NAMES = dict(_NUMPY_NAMES, bf16="bfloat16")
+_fast: dict = {}
+_from_buffer = ctypes.c_char.from_buffer
+_addressof = ctypes.addressof
+
+
+def _fast_types(dtype: str) -> Tuple[Any, Any, Any, Any]:
+    """numpy.ndarray and the numpy dtype, torch.Tensor and the torch dtype of a meshcast
+    dtype (None for a module not loaded yet), for the checks of the common cases."""
+    key = (dtype, "numpy" in sys.modules, "torch" in sys.modules)
+    got = _fast.get(key)
+    if got is None:
+        np, torch = sys.modules.get("numpy"), sys.modules.get("torch")
+        got = (np.ndarray if np else None,
+               np.dtype(_NUMPY_NAMES[dtype]) if np and dtype in _NUMPY_NAMES else None,
+               torch.Tensor if torch else None,
+               getattr(torch, _TORCH_NAMES[dtype]) if torch else None)
+        _fast[key] = got
+    return got
+
+
 def tensor_pointer(obj: Any, shape: Tuple[int, ...], dtype: str, writable: bool) -> int:
     """The address of obj's data after checking it is a dense row-major `shape` of `dtype` in
     host memory. Raises TileError with what is wrong (the message starts lower-case, to
@@ -101,32 +126,55 @@ class Tiles:
 
     def __init__(self, layout: Layout, tensors: Union[Sequence[Any], Mapping[int, Any]],
                  side: str = "src") -> None:
-        devices = layout.mesh.devices
-        if isinstance(tensors, Mapping):
-            unknown = [d for d in tensors if d not in devices]
-            if unknown:
-                raise TileError(f"{side} tiles: device {unknown[0]} is not in the mesh")
-            tensors = [tensors.get(d) for d in devices]
-        else:
-            tensors = list(tensors)
-            if len(tensors) != len(devices):
-                raise TileError(f"{side} tiles: {len(tensors)} given, but the mesh has "
-                                f"{len(devices)} devices")
+        devices = layout.mesh._devices
+        if not isinstance(tensors, (list, tuple)):
+            if isinstance(tensors, Mapping):
+                unknown = [d for d in tensors if d not in devices]
+                if unknown:
+                    raise TileError(f"{side} tiles: device {unknown[0]} is not in the mesh")
+                tensors = [tensors.get(d) for d in devices]
+            else:
+                tensors = list(tensors)
+        if len(tensors) != len(devices):
+            raise TileError(f"{side} tiles: {len(tensors)} given, but the mesh has "
+                            f"{len(devices)} devices")
         self.layout = layout
-        self.tensors: List[Any] = tensors
+        self.tensors: List[Any] = list(tensors)
         n = len(tensors)
         ptrs = [0] * n
         shapes = layout.tile_shapes
+        ndarray, np_dtype, tensor, torch_dtype = _fast_types(layout.dtype)
         for i, t in enumerate(tensors):
-            if t is None:
+            # The common cases first, checked inline without a DLPack capsule (this loop is
+            # most of a reshard's Python cost): a numpy array through the buffer protocol
+            # (which refuses non-contiguous and read-only arrays), a CPU torch tensor through
+            # its accessors. Anything else, or a failed check, takes the general path, which
+            # also names what is wrong.
+            tp = type(t)
+            if tp is ndarray and t.dtype is np_dtype and t.shape == shapes[i]:
+                try:
+                    ptrs[i] = _addressof(_from_buffer(t))
+                    continue
+                except (TypeError, ValueError, BufferError):
+                    pass
+            elif (tp is tensor and t.dtype is torch_dtype and t.is_cpu and t.shape == shapes[i]
+                  and not t.requires_grad and t.is_contiguous()):
+                ptrs[i] = t.data_ptr()
+                continue
+            elif t is None:
                 continue
             try:
                 ptrs[i] = tensor_pointer(t, shapes[i], layout.dtype, side == "dst")
             except TileError as e:
                 raise TileError(f"{side} tile {i} (device {devices[i]}) {e}") from None
         # mc_buffer_t is {ptr, memory, stream}: three pointer-sized slots, HOST memory = 0.
-        self.buffers = (ctypes.c_void_p * (3 * n))()
+        self.buffers = _buffer_array(n)()
         self.buffers[0::3] = ptrs
+
+
+@lru_cache(maxsize=None)
+def _buffer_array(n: int) -> Any:
+    return ctypes.c_void_p * (3 * n)
 
 
 def bind(layout: Layout, tensors: TensorsLike, side: str) -> Tiles:

@@ -91,7 +91,7 @@ def test_closed_handle_raises():
     m.close()
     m.close()  # twice is fine
     with pytest.raises(mc.InvalidArgumentError, match="Mesh is closed"):
-        m.size
+        m.ndim
 
 
 @pytest.mark.parametrize("spec", ["S0X", "[Shard(2), Replicate()]", "P('q', None)", "SSS"])
