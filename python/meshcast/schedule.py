@@ -109,7 +109,8 @@ class Schedule(Handle):
 
     def __init__(self, kind: str, stages: int, microbatches: int, *,
                  chunks: Optional[int] = None, comm: Optional[str] = None,
-                 joins: Optional[int] = None, gen_costs: Optional[Tuple[float, float, float]] = None,
+                 joins: Optional[int] = None,
+                 gen_costs: Optional[Tuple[float, float, float]] = None,
                  skips: Optional[Sequence[Tuple[int, int]]] = None,
                  iterations: Optional[int] = None, gen_comm: Optional[float] = None,
                  mem_limit: Optional[int] = None,

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs the Python package's pytest suite against one build: the library and the command
 # given (so an ASan build tests its own library). Exits 77 (skipped) when Debian's python3
-# lacks pytest or numpy, unless MESHCAST_REQUIRE_DEPS=1 (CI), where that is a failure.
+# lacks pytest, numpy or torch, unless MESHCAST_REQUIRE_DEPS=1 (CI), where that is a failure.
 # usage: bash run.sh <libmeshcast.so> <meshcast-binary>
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 py=/usr/bin/python3
-for mod in pytest numpy; do
+for mod in pytest numpy torch; do
     if ! "$py" -c "import $mod" 2>/dev/null; then
         if [ "${MESHCAST_REQUIRE_DEPS:-0}" = 1 ]; then
             echo "FAIL: $py cannot import $mod (scripts/install-deps installs python3-$mod)" >&2

@@ -33,7 +33,8 @@ def test_search_order_env_then_next_to_package_then_build_tree(tmp_path):
     d = tmp_path / "libdir"
     d.mkdir()
     os.symlink(lib, d / "libmeshcast.so")
-    assert _load_in_child(dict(env, MESHCAST_LIBRARY=str(d))) == str(os.path.realpath(d / "libmeshcast.so"))
+    got = _load_in_child(dict(env, MESHCAST_LIBRARY=str(d)))
+    assert got == os.path.realpath(d / "libmeshcast.so")
     # The build tree named by MESHCAST_BUILD_DIR.
     assert _load_in_child(dict(env, MESHCAST_BUILD_DIR=str(d))) == lib
     # A copy next to the package wins over the build tree.
@@ -61,7 +62,6 @@ def test_build_info_names_the_optional_dependencies():
 
 def test_pip_install_offline(tmp_path):
     """pip install ./python works without network (no build isolation), into a target."""
-    import pytest
     from conftest import need
     need(subprocess.run([sys.executable, "-m", "pip", "--version"],
                         capture_output=True).returncode == 0, "pip not available")
