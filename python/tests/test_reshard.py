@@ -137,3 +137,15 @@ def test_missing_tile_of_an_owned_device_is_the_c_error(comm):
     with pytest.raises(mc.InvalidArgumentError) as e:
         mc.reshard(comm, plan, _src(plan, g), dst)
     assert str(e.value) == "dst buffer of mesh index 5 is NULL (this rank owns that device)"
+
+
+def test_request_keeps_its_tensors_alive(comm):
+    """reshard_start on temporaries: the request holds them until it is closed."""
+    import gc
+    plan, g = _plan(), _global()
+    req = mc.reshard_start(comm, plan, _src(plan, g),
+                           [np.zeros(s, np.float32) for s in plan.dst.tile_shapes])
+    gc.collect()
+    req.wait()
+    _check(plan, g, req.dst.tensors)
+    req.close()
