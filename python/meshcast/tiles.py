@@ -1,6 +1,7 @@
-"""Tensors as tiles, without copying: the data pointer of any DLPack producer (numpy arrays,
-PyTorch CPU tensors), or of numpy's array interface where DLPack cannot export (read-only
-or bool arrays), checked against the layout's tile: shape, dtype, contiguity, memory."""
+"""Tensors as tiles, without copying: the data pointer of a numpy array (buffer protocol), a
+CPU torch tensor (its accessors) or any other DLPack producer, or of numpy's array interface
+where DLPack cannot export (read-only or bool arrays), checked against the layout's tile:
+shape, dtype, contiguity, memory."""
 from __future__ import annotations
 
 import ctypes
@@ -40,7 +41,7 @@ def _contiguous(shape: Tuple[int, ...], strides: Optional[Tuple[int, ...]], unit
     return True
 
 
-def _from_dlpack(obj: Any, writable: bool) -> Tuple[int, Tuple[int, ...], str, bool]:
+def _from_dlpack(obj: Any) -> Tuple[int, Tuple[int, ...], str, bool]:
     cap = obj.__dlpack__()
     t = _from_address(_get_pointer(cap, b"dltensor"))
     if t.device_type not in (_KDLCPU, _KDLCUDAHOST):
@@ -96,7 +97,7 @@ def tensor_pointer(obj: Any, shape: Tuple[int, ...], dtype: str, writable: bool)
     follow a name of the tile)."""
     if hasattr(obj, "__dlpack__"):
         try:
-            got = _from_dlpack(obj, writable)
+            got = _from_dlpack(obj)  # DLPack has no read-only flag
         except (BufferError, RuntimeError, TypeError) as e:
             if not hasattr(obj, "__array_interface__"):
                 raise TileError(f"cannot be exported through DLPack: {e}") from None
