@@ -7,6 +7,10 @@
 
 /* Message ids from here up are reserved for the plan-fingerprint exchange. */
 #define MC_MSG_ID_LIMIT 0xFFFFFF00LL
+/* Bytes per worker task. At least strided.c's MC_STREAM_MIN_BYTES (16 MiB): a copy shorter
+ * than that uses cached stores (~10 GB/s here against ~17 streaming), so 4 MiB tasks ran
+ * a one-rank plan of large pieces at ~0.6 of memcpy (benchmarks/exec_speed.c). */
+#define POOL_TASK_BYTES (16LL << 20)
 
 int mc_device_rank(int64_t device, int nranks, int64_t ndevices)
 {
@@ -57,9 +61,15 @@ static void hash_layout(uint64_t *h, const mc_layout_t *l)
     }
 }
 
+static mc_region_t region(mc_at_t at, int64_t index, const mc_box_t *box)
+{
+    return (mc_region_t){.at = at, .index = index, .box = *box};
+}
+
 typedef struct {
     mc_program_t *p;
     int64_t ops_cap, children_cap, roots_cap, staging_cap, inputs_cap;
+    mc_box_t *src_tiles, *dst_tiles; /* per mesh index */
 } builder_t;
 
 static mc_status_t push_i64(int64_t **items, int64_t *cap, int64_t *n, int64_t v, const char *what)
@@ -89,7 +99,7 @@ static mc_status_t add_op(builder_t *b, const mc_op_t *op)
 static mc_region_t region_of(const mc_plan_t *plan, const mc_program_t *p, int64_t first,
                              const mc_flow_t *f, const mc_piece_t *piece, int64_t dev)
 {
-    mc_region_t r = {.at = MC_AT_STAGING, .index = -1, .box = f->box};
+    mc_region_t r = region(MC_AT_STAGING, -1, &f->box);
     if (mc_flow_rooted_at(plan, f, dev)) {
         r.at = MC_AT_SRC;
         r.index = mc_mesh_find(plan->src->mesh, dev);
@@ -131,11 +141,10 @@ static mc_status_t compile_combine(const mc_plan_t *plan, builder_t *b, int64_t 
                   .msg0 = -1,
                   .in0 = p->ninputs,
                   .nin = n,
-                  .src = {MC_AT_STAGING, -1, f->box}};
+                  .src = region(MC_AT_STAGING, -1, &f->box)};
     int64_t own = mc_piece_addend(piece, red);
     if (own >= 0)
-        p->inputs[op.in0 + own] =
-            (mc_region_t){MC_AT_SRC, mc_mesh_find(plan->src->mesh, red), f->box};
+        p->inputs[op.in0 + own] = region(MC_AT_SRC, mc_mesh_find(plan->src->mesh, red), &f->box);
     for (int64_t i = first; i < p->nops; i++) {
         if (!p->ops[i].gather || p->ops[i].kind == MC_OP_SEND)
             continue;
@@ -144,9 +153,9 @@ static mc_status_t compile_combine(const mc_plan_t *plan, builder_t *b, int64_t 
     }
     p->ninputs += n;
     if (mc_piece_needs(piece, red)) {
-        op.dst = (mc_region_t){MC_AT_DST, mc_mesh_find(plan->dst->mesh, red), f->box};
+        op.dst = region(MC_AT_DST, mc_mesh_find(plan->dst->mesh, red), &f->box);
     } else {
-        op.dst = (mc_region_t){MC_AT_STAGING, p->nstaging, f->box};
+        op.dst = region(MC_AT_STAGING, p->nstaging, &f->box);
         if ((s = push_i64(&p->staging_bytes, &b->staging_cap, &p->nstaging, f->bytes,
                           "staging buffers")))
             return s;
@@ -188,12 +197,12 @@ static mc_status_t compile_flow(const mc_plan_t *plan, builder_t *b, int64_t fi,
         op.gather = j < f->ngather;
         op.from_holder = op.gather || mc_flow_rooted_at(plan, f, e->from);
         if (op.gather) /* the addend, from the holder's own tile */
-            op.src = (mc_region_t){MC_AT_SRC, mc_mesh_find(plan->src->mesh, e->from), f->box};
+            op.src = region(MC_AT_SRC, mc_mesh_find(plan->src->mesh, e->from), &f->box);
         else if (op.kind != MC_OP_RECV)
             op.src = region_of(plan, p, first, f, piece, e->from);
         if (op.kind != MC_OP_SEND) {
             /* a gathered addend waits for the combine in a staging buffer of its own */
-            op.dst = op.gather ? (mc_region_t){MC_AT_STAGING, -1, f->box}
+            op.dst = op.gather ? region(MC_AT_STAGING, -1, &f->box)
                                : region_of(plan, p, first, f, piece, e->to);
             if (op.dst.at == MC_AT_STAGING && (op.gather || op.dst.index < 0)) {
                 op.dst.index = p->nstaging;
@@ -253,8 +262,9 @@ static mc_status_t compile_self_copies(const mc_plan_t *plan, builder_t *b)
                           .msg0 = -1,
                           .from_holder = 1,
                           .child0 = p->nchildren,
-                          .src = {MC_AT_SRC, mc_mesh_find(plan->src->mesh, dev), piece->box},
-                          .dst = {MC_AT_DST, mc_mesh_find(plan->dst->mesh, dev), piece->box}};
+                          .src = region(MC_AT_SRC, mc_mesh_find(plan->src->mesh, dev), &piece->box),
+                          .dst =
+                              region(MC_AT_DST, mc_mesh_find(plan->dst->mesh, dev), &piece->box)};
             mc_status_t s = add_op(b, &op);
             if (s)
                 return s;
@@ -272,6 +282,94 @@ static mc_status_t compile_tiles(const mc_layout_t *l, mc_box_t **out)
     for (int64_t i = 0; i < n; i++)
         mc_layout_tile(l, l->mesh->devices[i], &tiles[i]);
     *out = tiles;
+    return MC_OK;
+}
+
+/* The region's box inside its tile (or staging buffer), and its tile marked used. */
+static void shape_region(builder_t *b, mc_region_t *g)
+{
+    mc_program_t *p = b->p;
+    const mc_box_t *tile = &g->box;
+    if (g->at == MC_AT_SRC) {
+        tile = &b->src_tiles[g->index];
+        p->src_used[g->index] = 1;
+    } else if (g->at == MC_AT_DST) {
+        tile = &b->dst_tiles[g->index];
+        p->dst_used[g->index] = 1;
+    }
+    mc_strided_shape(&g->shape, tile, &g->box, p->ndim, (size_t)p->elem_size);
+}
+
+/* Every region an op reads or writes gets its shape; staging buffers their offsets. */
+static mc_status_t shape_regions(builder_t *b)
+{
+    mc_program_t *p = b->p;
+    p->src_used = mc_calloc((size_t)p->src_mesh_size + 1, 1);
+    p->dst_used = mc_calloc((size_t)p->dst_mesh_size + 1, 1);
+    p->staging_off = mc_calloc((size_t)p->nstaging + 1, sizeof *p->staging_off);
+    if (!p->src_used || !p->dst_used || !p->staging_off)
+        return MC_ERR_NOMEM;
+    for (int64_t i = 0; i < p->nstaging; i++)
+        p->staging_off[i + 1] = p->staging_off[i] + p->staging_bytes[i];
+    for (int64_t i = 0; i < p->nops; i++) {
+        mc_op_t *op = &p->ops[i];
+        if (op->kind != MC_OP_RECV && op->kind != MC_OP_COMBINE)
+            shape_region(b, &op->src);
+        if (op->kind != MC_OP_SEND)
+            shape_region(b, &op->dst);
+    }
+    for (int64_t i = 0; i < p->ninputs; i++)
+        shape_region(b, &p->inputs[i]);
+    return MC_OK;
+}
+
+/* One past the last op of the flow that op i belongs to (a whole-piece copy stands alone). */
+static int64_t flow_end(const mc_program_t *p, int64_t i)
+{
+    int64_t end = i + 1;
+    while (end < p->nops && p->ops[i].flow >= 0 && p->ops[end].flow == p->ops[i].flow)
+        end++;
+    return end;
+}
+
+static mc_status_t add_task(mc_program_t *p, int64_t *cap, mc_task_t t)
+{
+    mc_status_t s = mc_grow((void **)&p->tasks, cap, p->ntasks, sizeof t, 64, "tasks");
+    if (!s)
+        p->tasks[p->ntasks++] = t;
+    return s;
+}
+
+/* One rank: the worker pool's tasks of about POOL_TASK_BYTES. Big flows are cut into byte
+ * ranges (each range runs the flow's edges in order), small consecutive flows grouped. */
+static mc_status_t make_tasks(mc_program_t *p)
+{
+    int64_t cap = 0, i = 0;
+    mc_status_t s;
+    while (i < p->nops) {
+        int64_t end = flow_end(p, i), bytes = p->ops[i].bytes;
+        if (bytes > 2 * POOL_TASK_BYTES) {
+            int64_t step = POOL_TASK_BYTES - POOL_TASK_BYTES % p->elem_size;
+            for (int64_t off = 0; off < bytes; off += step)
+                if ((s = add_task(
+                         p, &cap,
+                         (mc_task_t){i, end, off, bytes - off < step ? bytes - off : step})))
+                    return s;
+            i = end;
+            continue;
+        }
+        /* whole flows only: a flow's edges must run in order within one task */
+        for (int64_t sum = bytes; end < p->nops && sum < POOL_TASK_BYTES;) {
+            int64_t next = flow_end(p, end);
+            if (p->ops[end].bytes > 2 * POOL_TASK_BYTES)
+                break;
+            sum += p->ops[end].bytes;
+            end = next;
+        }
+        if ((s = add_task(p, &cap, (mc_task_t){i, end, 0, -1})))
+            return s;
+        i = end;
+    }
     return MC_OK;
 }
 
@@ -298,8 +396,13 @@ mc_status_t mc_program_compile(const mc_plan_t *plan, int rank, int nranks, int6
     p->dtype = plan->src->dtype;
     p->reduce = plan->pieces->op;
     p->dst_mesh_size = plan->dst->mesh->size;
-    if ((s = compile_tiles(plan->src, &p->src_tiles)) ||
-        (s = compile_tiles(plan->dst, &p->dst_tiles)))
+    if (!(p->member = mc_calloc((size_t)nranks, 1))) {
+        s = MC_ERR_NOMEM;
+        goto err;
+    }
+    mc_participants(plan, nranks, p->member);
+    if ((s = compile_tiles(plan->src, &b.src_tiles)) ||
+        (s = compile_tiles(plan->dst, &b.dst_tiles)))
         goto err;
     int64_t msg = 0;
     for (int64_t fi = 0; fi < plan->nflows; fi++)
@@ -313,7 +416,8 @@ mc_status_t mc_program_compile(const mc_plan_t *plan, int rank, int nranks, int6
         goto err;
     }
     p->nmessages = msg;
-    if ((s = compile_self_copies(plan, &b)))
+    if ((s = compile_self_copies(plan, &b)) || (s = shape_regions(&b)) ||
+        (nranks == 1 && (s = make_tasks(p))))
         goto err;
 
     uint64_t h = 1469598103934665603ULL;
@@ -337,9 +441,11 @@ mc_status_t mc_program_compile(const mc_plan_t *plan, int rank, int nranks, int6
     }
     p->fingerprint = h;
     *out = p;
-    return MC_OK;
+    p = NULL; /* the caller's now */
 err:
     mc_program_destroy(p);
+    free(b.src_tiles);
+    free(b.dst_tiles);
     return s;
 }
 
@@ -352,7 +458,10 @@ void mc_program_destroy(mc_program_t *p)
     free(p->roots);
     free(p->staging_bytes);
     free(p->inputs);
-    free(p->src_tiles);
-    free(p->dst_tiles);
+    free(p->staging_off);
+    free(p->src_used);
+    free(p->dst_used);
+    free(p->member);
+    free(p->tasks);
     free(p);
 }

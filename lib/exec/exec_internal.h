@@ -64,9 +64,6 @@ void mc_program_cache_release(mc_cached_program_t *c);
 /* Drops the cache's references (mc_comm_destroy). */
 void mc_program_cache_clear(mc_program_cache_t *cache);
 
-/* member[r] = 1 for every rank r that takes part in a reshard of plan (participants.c). */
-void mc_participants(const mc_plan_t *plan, int nranks, unsigned char *member);
-
 /* Runs transport completions (waiting up to wait_s when none is ready) and fails requests
  * whose peers have been silent for the timeout. Returns the comm's failure, if any. */
 mc_status_t mc_comm_progress(mc_comm_t *comm, double wait_s);
