@@ -70,7 +70,49 @@ typedef struct {
     mc_program_t *p;
     int64_t ops_cap, children_cap, roots_cap, staging_cap, inputs_cap;
     mc_box_t *src_tiles, *dst_tiles; /* per mesh index */
+    /* The current flow's devices -> the op that brought the flow there (-1: none yet), an
+     * open-addressing table of at_mask + 1 slots, at least 4 per edge of the flow: device
+     * ids may be large and sparse, so no array indexed by device. */
+    struct at_slot {
+        int64_t dev, op;
+    } * at;
+    int64_t at_cap, at_mask;
 } builder_t;
+
+/* Empties the table for a flow of nedges edges (it touches at most 2 * nedges + 1 devices). */
+static mc_status_t at_reset(builder_t *b, int64_t nedges)
+{
+    int64_t n = 8;
+    while (n < 4 * (nedges + 1))
+        n *= 2;
+    if (n > b->at_cap) {
+        struct at_slot *grown = realloc(b->at, (size_t)n * sizeof *grown);
+        if (!grown)
+            return mc_error(MC_ERR_NOMEM, "out of memory compiling a flow of %lld edges",
+                            (long long)nedges);
+        b->at = grown;
+        b->at_cap = n;
+    }
+    b->at_mask = n - 1;
+    for (int64_t i = 0; i < n; i++)
+        b->at[i] = (struct at_slot){-1, -1};
+    return MC_OK;
+}
+
+/* The op that brought the current flow to device dev (a new slot holds -1). */
+static int64_t *at(builder_t *b, int64_t dev)
+{
+    uint64_t i = ((uint64_t)dev * 0x9E3779B97F4A7C15ULL) >> 20;
+    for (;; i++) {
+        struct at_slot *slot = &b->at[i & (uint64_t)b->at_mask];
+        if (slot->dev == dev)
+            return &slot->op;
+        if (slot->dev < 0) {
+            slot->dev = dev;
+            return &slot->op;
+        }
+    }
+}
 
 static mc_status_t push_i64(int64_t **items, int64_t *cap, int64_t *n, int64_t v, const char *what)
 {
@@ -88,30 +130,25 @@ static mc_status_t add_op(builder_t *b, const mc_op_t *op)
         return s;
     p->ops[p->nops++] = *op;
     p->units += op->nchunks;
+    if (op->flow >= 0 && op->kind != MC_OP_SEND && !op->gather)
+        *at(b, op->to_dev) = p->nops - 1;
     if (op->from_holder && op->kind != MC_OP_RECV)
         return push_i64(&p->roots, &b->roots_cap, &p->nroots, p->nops - 1, "roots");
     return MC_OK;
 }
 
 /* Where device dev keeps flow f's box: its source tile when it holds the piece, its
- * destination tile when it needs it, else the staging buffer of the op (among this flow's
- * ops from first on) that delivers the flow to it. */
-static mc_region_t region_of(const mc_plan_t *plan, const mc_program_t *p, int64_t first,
-                             const mc_flow_t *f, const mc_piece_t *piece, int64_t dev)
+ * destination tile when it needs it, else the staging buffer of the op that delivered the
+ * flow to it (none yet: index -1). */
+static mc_region_t region_of(const mc_plan_t *plan, builder_t *b, const mc_flow_t *f,
+                             const mc_piece_t *piece, int64_t dev)
 {
-    mc_region_t r = region(MC_AT_STAGING, -1, &f->box);
-    if (mc_flow_rooted_at(plan, f, dev)) {
-        r.at = MC_AT_SRC;
-        r.index = mc_mesh_find(plan->src->mesh, dev);
-    } else if (mc_piece_needs(piece, dev)) {
-        r.at = MC_AT_DST;
-        r.index = mc_mesh_find(plan->dst->mesh, dev);
-    } else {
-        for (int64_t i = first; i < p->nops; i++)
-            if (p->ops[i].kind != MC_OP_SEND && p->ops[i].to_dev == dev)
-                r.index = p->ops[i].dst.index;
-    }
-    return r;
+    if (mc_flow_rooted_at(plan, f, dev))
+        return region(MC_AT_SRC, mc_mesh_find(plan->src->mesh, dev), &f->box);
+    if (mc_piece_needs(piece, dev))
+        return region(MC_AT_DST, mc_mesh_find(plan->dst->mesh, dev), &f->box);
+    int64_t by = *at(b, dev);
+    return region(MC_AT_STAGING, by >= 0 ? b->p->ops[by].dst.index : -1, &f->box);
 }
 
 /* After the gather edges of a reduction flow: when the reducer is on this rank, the COMBINE
@@ -163,6 +200,55 @@ static mc_status_t compile_combine(const mc_plan_t *plan, builder_t *b, int64_t 
     return add_op(b, &op);
 }
 
+/* Whether op c reads the flow where another op of it delivered it (not a gathered addend,
+ * which leaves its holder's tile, nor the COMBINE, whose inputs are listed apart). */
+static int reads_parent(const mc_op_t *c)
+{
+    return c->kind != MC_OP_RECV && c->kind != MC_OP_COMBINE && !c->gather;
+}
+
+/* Children of the ops of the flow that starts at op first: the ops that read where an op
+ * writes, found through at(), the op that delivered the flow to each device (edges are
+ * parent-first and a device receives a flow once, so a child always comes after its
+ * parent). A gathered addend goes to the COMBINE only; the combined result leaves the
+ * reducer from the COMBINE. Counted first, so that each op's children are contiguous. */
+static mc_status_t link_children(builder_t *b, int64_t first)
+{
+    mc_program_t *p = b->p;
+    int64_t combine = -1, total = 0;
+    for (int64_t k = first; k < p->nops; k++) {
+        p->ops[k].nchildren = 0;
+        if (p->ops[k].kind == MC_OP_COMBINE)
+            combine = k;
+    }
+    for (int64_t k = first; k < p->nops; k++) {
+        const mc_op_t *c = &p->ops[k];
+        if (c->gather && c->kind != MC_OP_SEND)
+            p->ops[k].nchildren = 1; /* the COMBINE, on this rank with the reducer */
+        else if (reads_parent(c) && *at(b, c->from_dev) >= 0)
+            p->ops[*at(b, c->from_dev)].nchildren++;
+    }
+    for (int64_t k = first; k < p->nops; k++) {
+        p->ops[k].child0 = p->nchildren + total;
+        total += p->ops[k].nchildren;
+        p->ops[k].nchildren = 0; /* counts again as they are filled in */
+    }
+    for (int64_t i = 0; i < total; i++) {
+        mc_status_t s = push_i64(&p->children, &b->children_cap, &p->nchildren, -1, "children");
+        if (s)
+            return s;
+    }
+    for (int64_t k = first; k < p->nops; k++) {
+        const mc_op_t *c = &p->ops[k];
+        mc_op_t *up = c->gather && c->kind != MC_OP_SEND            ? &p->ops[k]
+                      : reads_parent(c) && *at(b, c->from_dev) >= 0 ? &p->ops[*at(b, c->from_dev)]
+                                                                    : NULL;
+        if (up)
+            p->children[up->child0 + up->nchildren++] = up == c ? combine : k;
+    }
+    return MC_OK;
+}
+
 /* The ops of flow fi that touch this rank; *msg counts message ids over every rank. */
 static mc_status_t compile_flow(const mc_plan_t *plan, builder_t *b, int64_t fi,
                                 int64_t chunk_override, int64_t *msg)
@@ -175,7 +261,9 @@ static mc_status_t compile_flow(const mc_plan_t *plan, builder_t *b, int64_t fi,
         chunk += p->elem_size - chunk % p->elem_size;
     int64_t nchunks = f->bytes > 0 ? (f->bytes + chunk - 1) / chunk : 0;
     int64_t first = p->nops;
-    mc_status_t s;
+    mc_status_t s = at_reset(b, f->nedges);
+    if (s)
+        return s;
     for (int64_t j = 0; j < f->nedges; j++) {
         const mc_edge_t *e = &plan->edges[f->edge0 + j];
         int64_t msg0 = *msg;
@@ -199,11 +287,11 @@ static mc_status_t compile_flow(const mc_plan_t *plan, builder_t *b, int64_t fi,
         if (op.gather) /* the addend, from the holder's own tile */
             op.src = region(MC_AT_SRC, mc_mesh_find(plan->src->mesh, e->from), &f->box);
         else if (op.kind != MC_OP_RECV)
-            op.src = region_of(plan, p, first, f, piece, e->from);
+            op.src = region_of(plan, b, f, piece, e->from);
         if (op.kind != MC_OP_SEND) {
             /* a gathered addend waits for the combine in a staging buffer of its own */
             op.dst = op.gather ? region(MC_AT_STAGING, -1, &f->box)
-                               : region_of(plan, p, first, f, piece, e->to);
+                               : region_of(plan, b, f, piece, e->to);
             if (op.dst.at == MC_AT_STAGING && (op.gather || op.dst.index < 0)) {
                 op.dst.index = p->nstaging;
                 if ((s = push_i64(&p->staging_bytes, &b->staging_cap, &p->nstaging, f->bytes,
@@ -221,24 +309,7 @@ static mc_status_t compile_flow(const mc_plan_t *plan, builder_t *b, int64_t fi,
         if (j + 1 == f->ngather && (s = compile_combine(plan, b, fi, first, nchunks, chunk)))
             return s;
     }
-    /* Children: ops of this flow that read where op writes. Edges are parent-first, so a
-     * child always comes after its parent. A gathered addend goes to the COMBINE only; the
-     * combined result leaves the reducer from the COMBINE. */
-    for (int64_t i = first; i < p->nops; i++) {
-        mc_op_t *op = &p->ops[i];
-        op->child0 = p->nchildren;
-        if (op->kind == MC_OP_SEND)
-            continue;
-        for (int64_t k = i + 1; k < p->nops; k++) {
-            const mc_op_t *c = &p->ops[k];
-            int reads = c->kind != MC_OP_RECV && c->from_dev == op->to_dev && !c->gather;
-            if (op->gather ? c->kind == MC_OP_COMBINE : reads && c->kind != MC_OP_COMBINE)
-                if ((s = push_i64(&p->children, &b->children_cap, &p->nchildren, k, "children")))
-                    return s;
-        }
-        op->nchildren = p->nchildren - op->child0;
-    }
-    return MC_OK;
+    return link_children(b, first);
 }
 
 /* Devices that hold and need a piece copy it between their own two tiles. */
@@ -446,6 +517,7 @@ err:
     mc_program_destroy(p);
     free(b.src_tiles);
     free(b.dst_tiles);
+    free(b.at);
     return s;
 }
 
