@@ -67,7 +67,7 @@ typedef struct {
     int world_rank;
     int threads;      /* worker threads for in-process copies; default MESHCAST_THREADS */
     double timeout_s; /* how long a rank waits for a peer; default MESHCAST_TIMEOUT */
-    mc_progress_mode_t progress; /* default MESHCAST_PROGRESS (caller) */
+    mc_progress_mode_t progress; /* default MESHCAST_PROGRESS (thread) */
 } mc_comm_params_t;
 
 typedef struct mc_comm mc_comm_t;
