@@ -42,8 +42,8 @@ enum { PHASE_FINGERPRINT, PHASE_RUNNING, PHASE_CLOSING, PHASE_DONE, PHASE_FAILED
 #define BYE_OP (-2) /* chunk_xfer_t.op of the closing handshake; the fingerprint's is -1 */
 
 struct mc_request {
-    mc_comm_t *comm;
-    mc_program_t *prog;          /* cached->prog: shared, read only */
+    mc_comm_t *comm;    /* NULL once the communicator is destroyed (the request is then over) */
+    mc_program_t *prog; /* cached->prog: shared, read only */
     mc_cached_program_t *cached; /* the reference this request holds */
     op_state_t *ops;             /* NULL on one rank without combines (nothing to keep) */
     void **src_tile, **dst_tile; /* the caller's tiles, per mesh index */
@@ -67,6 +67,8 @@ struct mc_request {
     mc_pool_job_t job;
     int linked; /* in comm->inflight */
     mc_request_t *prev, *next;
+    int live; /* in comm->live */
+    mc_request_t *live_prev, *live_next;
 };
 
 /* ---- in-flight list ---- */
@@ -95,6 +97,40 @@ static void link_request(mc_request_t *r)
         comm->inflight->prev = r;
     comm->inflight = r;
     mc_progress_kick(comm);
+}
+
+/* ---- requests not yet freed ---- */
+
+static void live_link(mc_request_t *r)
+{
+    mc_comm_t *comm = r->comm;
+    r->live = 1;
+    r->live_next = comm->live;
+    if (comm->live)
+        comm->live->live_prev = r;
+    comm->live = r;
+}
+
+static void live_unlink(mc_request_t *r)
+{
+    if (!r->live)
+        return;
+    r->live = 0;
+    if (r->live_prev)
+        r->live_prev->live_next = r->live_next;
+    else
+        r->comm->live = r->live_next;
+    if (r->live_next)
+        r->live_next->live_prev = r->live_prev;
+}
+
+void mc_request_detach_all(mc_comm_t *comm)
+{
+    while (comm->live) {
+        mc_request_t *r = comm->live;
+        live_unlink(r);
+        r->comm = NULL;
+    }
 }
 
 mc_request_t *mc_request_next(const mc_request_t *r)
@@ -671,6 +707,7 @@ static mc_status_t assign_ids(mc_request_t *r, const unsigned char *member)
 
 static void request_release(mc_request_t *r)
 {
+    live_unlink(r);
     if (r->ops)
         for (int64_t i = 0; i < r->prog->nops; i++) {
             free(r->ops[i].slots);
@@ -717,6 +754,7 @@ static mc_status_t start_locked(mc_comm_t *comm, const mc_plan_t *plan, const mc
     if (!r)
         return MC_ERR_NOMEM;
     r->comm = comm;
+    live_link(r);
     /* every rank compiles (once): the program knows the participants too */
     mc_status_t s = mc_program_cache_get(comm, plan, chunk, &r->cached);
     if (s)
@@ -779,6 +817,8 @@ mc_status_t mc_request_test(mc_request_t *r)
 {
     if (!r)
         return mc_error(MC_ERR_INVALID, "request must not be NULL");
+    if (!r->comm) /* over since its communicator was destroyed */
+        return outcome(r);
     mc_comm_lock(r->comm);
     if (r->job.run) {
         if (r->phase == PHASE_RUNNING && mc_pool_finished(r->comm->pool, &r->job))
@@ -816,6 +856,8 @@ mc_status_t mc_request_wait(mc_request_t *r)
 {
     if (!r)
         return mc_error(MC_ERR_INVALID, "request must not be NULL");
+    if (!r->comm)
+        return outcome(r);
     mc_comm_lock(r->comm);
     mc_status_t s = wait_locked(r);
     mc_comm_unlock(r->comm);
@@ -827,6 +869,10 @@ void mc_request_free(mc_request_t *r)
     if (!r)
         return;
     mc_comm_t *c = r->comm;
+    if (!c) {
+        request_release(r);
+        return;
+    }
     mc_comm_lock(c);
     if (r->phase < PHASE_DONE)
         wait_locked(r);
