@@ -354,6 +354,12 @@ static mc_status_t parse_line(const where_t *w, char *line, mc_topology_t *t, un
                            sizeof why))
             return PERR(w, "%s bandwidth %s", key, why);
         char *extra = strtok_r(NULL, " \t\r", &save);
+        char *msg = extra && bit == HAVE_MACHINE ? split_attr(extra) : NULL;
+        if (msg && !strcmp(extra, "message")) { /* the CPU cost of one intra-host message */
+            if (!*msg || parse_quantity(msg, Q_TIME, &t->machine_msg_s, why, sizeof why))
+                return PERR(w, "machine message %s", *msg ? why : "needs a time");
+            extra = strtok_r(NULL, " \t\r", &save);
+        }
         if (extra)
             return PERR(w, "unexpected '%s' after %s bandwidth", extra, key);
         *have |= bit;
@@ -581,7 +587,13 @@ mc_status_t mc_topology_write(const mc_topology_t *topo, FILE *out)
     if (topo->machine_bw > 0) {
         char mb[48];
         format_quantity(topo->machine_bw, Q_BANDWIDTH, 0, mb, sizeof mb);
-        fprintf(out, "machine bandwidth=%s\n", mb);
+        fprintf(out, "machine bandwidth=%s", mb);
+        if (topo->machine_msg_s > 0) {
+            char ms[48];
+            format_quantity(topo->machine_msg_s, Q_TIME, 0, ms, sizeof ms);
+            fprintf(out, " message=%s", ms);
+        }
+        fputc('\n', out);
     }
     if (ferror(out))
         return mc_error(MC_ERR_IO, "writing topology '%s' failed", topo->name);

@@ -10,15 +10,16 @@ struct mc_topology {
     char name[MC_TOPOLOGY_NAME_MAX];
     int64_t hosts;
     int64_t devices_per_host;
-    mc_link_t copy;     /* same-device copy */
-    mc_link_t intra;    /* per device port, each direction */
-    int nics;           /* NICs per host, >= 1 */
-    double nic_in_bw;   /* per NIC, inbound bytes/s */
-    double nic_out_bw;  /* per NIC, outbound bytes/s */
-    double nic_latency; /* seconds per message over a NIC */
-    double host_bw;     /* all intra-host transfers of a host at once, bytes/s; 0 = none */
-    double machine_bw;  /* all intra-host transfers of all hosts at once (hosts emulated on
-                           one machine, whose cores do every copy), bytes/s; 0 = none */
+    mc_link_t copy;       /* same-device copy */
+    mc_link_t intra;      /* per device port, each direction */
+    int nics;             /* NICs per host, >= 1 */
+    double nic_in_bw;     /* per NIC, inbound bytes/s */
+    double nic_out_bw;    /* per NIC, outbound bytes/s */
+    double nic_latency;   /* seconds per message over a NIC */
+    double host_bw;       /* all intra-host transfers of a host at once, bytes/s; 0 = none */
+    double machine_bw;    /* all intra-host transfers of all hosts at once (hosts emulated on
+                             one machine, whose cores do every copy), bytes/s; 0 = none */
+    double machine_msg_s; /* machine time per intra-host message (chunk), seconds; 0 = none */
     /* Compact view (mc_topology_compact): devices are 0..ndevices-1 and device i lies on
      * host host_of[i], one of used_hosts; hosts stays the cluster's. NULL for a plain
      * topology (device d on host d / devices_per_host). */

@@ -67,7 +67,7 @@ typedef struct {
     int world_rank;
     int threads;      /* worker threads for in-process copies; default MESHCAST_THREADS */
     double timeout_s; /* how long a rank waits for a peer; default MESHCAST_TIMEOUT */
-    mc_progress_mode_t progress; /* default MESHCAST_PROGRESS (caller) */
+    mc_progress_mode_t progress; /* default MESHCAST_PROGRESS (thread) */
 } mc_comm_params_t;
 
 typedef struct mc_comm mc_comm_t;
@@ -76,8 +76,9 @@ typedef struct mc_comm mc_comm_t;
  * With MC_PROGRESS_THREAD, the calls on one communicator and its requests may come from
  * any threads, also at once (each waits for the others); mc_comm_destroy must come last. */
 mc_status_t mc_comm_create(const mc_comm_params_t *params, mc_comm_t **out);
-/* Local: no communication. Free every request first: in-flight ones are failed here, and a
- * request freed after its communicator is destroyed touches freed memory. */
+/* Local: no communication. Requests in flight fail (one rank: their copies finish first);
+ * requests not yet freed stay valid: test, wait and free still work on them afterwards
+ * (they report how they ended), and freeing one then frees only the request itself. */
 void mc_comm_destroy(mc_comm_t *comm);
 int mc_comm_rank(const mc_comm_t *comm);
 int mc_comm_nranks(const mc_comm_t *comm);

@@ -157,6 +157,7 @@ void mc_comm_destroy(mc_comm_t *c)
                      -1, 0);
     while (c->inflight) /* single rank: the copies finish (a request unlinks when done) */
         mc_request_wait(c->inflight);
+    mc_request_detach_all(c); /* each is over now: freeing one later frees only itself */
     if (c->tp)
         c->tp->ops->destroy(c->tp);
     mc_ctrl_destroy(c); /* after the transport: its receives were posted there */

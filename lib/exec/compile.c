@@ -7,6 +7,10 @@
 
 /* Message ids from here up are reserved for the plan-fingerprint exchange. */
 #define MC_MSG_ID_LIMIT 0xFFFFFF00LL
+/* Bytes per worker task. At least strided.c's MC_STREAM_MIN_BYTES (16 MiB): a copy shorter
+ * than that uses cached stores (~10 GB/s here against ~17 streaming), so 4 MiB tasks ran
+ * a one-rank plan of large pieces at ~0.6 of memcpy (benchmarks/exec_speed.c). */
+#define POOL_TASK_BYTES (16LL << 20)
 
 int mc_device_rank(int64_t device, int nranks, int64_t ndevices)
 {
@@ -57,10 +61,58 @@ static void hash_layout(uint64_t *h, const mc_layout_t *l)
     }
 }
 
+static mc_region_t region(mc_at_t at, int64_t index, const mc_box_t *box)
+{
+    return (mc_region_t){.at = at, .index = index, .box = *box};
+}
+
 typedef struct {
     mc_program_t *p;
     int64_t ops_cap, children_cap, roots_cap, staging_cap, inputs_cap;
+    mc_box_t *src_tiles, *dst_tiles; /* per mesh index */
+    /* The current flow's devices -> the op that brought the flow there (-1: none yet), an
+     * open-addressing table of at_mask + 1 slots, at least 4 per edge of the flow: device
+     * ids may be large and sparse, so no array indexed by device. */
+    struct at_slot {
+        int64_t dev, op;
+    } * at;
+    int64_t at_cap, at_mask;
 } builder_t;
+
+/* Empties the table for a flow of nedges edges (it touches at most 2 * nedges + 1 devices). */
+static mc_status_t at_reset(builder_t *b, int64_t nedges)
+{
+    int64_t n = 8;
+    while (n < 4 * (nedges + 1))
+        n *= 2;
+    if (n > b->at_cap) {
+        struct at_slot *grown = realloc(b->at, (size_t)n * sizeof *grown);
+        if (!grown)
+            return mc_error(MC_ERR_NOMEM, "out of memory compiling a flow of %lld edges",
+                            (long long)nedges);
+        b->at = grown;
+        b->at_cap = n;
+    }
+    b->at_mask = n - 1;
+    for (int64_t i = 0; i < n; i++)
+        b->at[i] = (struct at_slot){-1, -1};
+    return MC_OK;
+}
+
+/* The op that brought the current flow to device dev (a new slot holds -1). */
+static int64_t *at(builder_t *b, int64_t dev)
+{
+    uint64_t i = ((uint64_t)dev * 0x9E3779B97F4A7C15ULL) >> 20;
+    for (;; i++) {
+        struct at_slot *slot = &b->at[i & (uint64_t)b->at_mask];
+        if (slot->dev == dev)
+            return &slot->op;
+        if (slot->dev < 0) {
+            slot->dev = dev;
+            return &slot->op;
+        }
+    }
+}
 
 static mc_status_t push_i64(int64_t **items, int64_t *cap, int64_t *n, int64_t v, const char *what)
 {
@@ -78,30 +130,25 @@ static mc_status_t add_op(builder_t *b, const mc_op_t *op)
         return s;
     p->ops[p->nops++] = *op;
     p->units += op->nchunks;
+    if (op->flow >= 0 && op->kind != MC_OP_SEND && !op->gather)
+        *at(b, op->to_dev) = p->nops - 1;
     if (op->from_holder && op->kind != MC_OP_RECV)
         return push_i64(&p->roots, &b->roots_cap, &p->nroots, p->nops - 1, "roots");
     return MC_OK;
 }
 
 /* Where device dev keeps flow f's box: its source tile when it holds the piece, its
- * destination tile when it needs it, else the staging buffer of the op (among this flow's
- * ops from first on) that delivers the flow to it. */
-static mc_region_t region_of(const mc_plan_t *plan, const mc_program_t *p, int64_t first,
-                             const mc_flow_t *f, const mc_piece_t *piece, int64_t dev)
+ * destination tile when it needs it, else the staging buffer of the op that delivered the
+ * flow to it (none yet: index -1). */
+static mc_region_t region_of(const mc_plan_t *plan, builder_t *b, const mc_flow_t *f,
+                             const mc_piece_t *piece, int64_t dev)
 {
-    mc_region_t r = {.at = MC_AT_STAGING, .index = -1, .box = f->box};
-    if (mc_flow_rooted_at(plan, f, dev)) {
-        r.at = MC_AT_SRC;
-        r.index = mc_mesh_find(plan->src->mesh, dev);
-    } else if (mc_piece_needs(piece, dev)) {
-        r.at = MC_AT_DST;
-        r.index = mc_mesh_find(plan->dst->mesh, dev);
-    } else {
-        for (int64_t i = first; i < p->nops; i++)
-            if (p->ops[i].kind != MC_OP_SEND && p->ops[i].to_dev == dev)
-                r.index = p->ops[i].dst.index;
-    }
-    return r;
+    if (mc_flow_rooted_at(plan, f, dev))
+        return region(MC_AT_SRC, mc_mesh_find(plan->src->mesh, dev), &f->box);
+    if (mc_piece_needs(piece, dev))
+        return region(MC_AT_DST, mc_mesh_find(plan->dst->mesh, dev), &f->box);
+    int64_t by = *at(b, dev);
+    return region(MC_AT_STAGING, by >= 0 ? b->p->ops[by].dst.index : -1, &f->box);
 }
 
 /* After the gather edges of a reduction flow: when the reducer is on this rank, the COMBINE
@@ -131,11 +178,10 @@ static mc_status_t compile_combine(const mc_plan_t *plan, builder_t *b, int64_t 
                   .msg0 = -1,
                   .in0 = p->ninputs,
                   .nin = n,
-                  .src = {MC_AT_STAGING, -1, f->box}};
+                  .src = region(MC_AT_STAGING, -1, &f->box)};
     int64_t own = mc_piece_addend(piece, red);
     if (own >= 0)
-        p->inputs[op.in0 + own] =
-            (mc_region_t){MC_AT_SRC, mc_mesh_find(plan->src->mesh, red), f->box};
+        p->inputs[op.in0 + own] = region(MC_AT_SRC, mc_mesh_find(plan->src->mesh, red), &f->box);
     for (int64_t i = first; i < p->nops; i++) {
         if (!p->ops[i].gather || p->ops[i].kind == MC_OP_SEND)
             continue;
@@ -144,14 +190,63 @@ static mc_status_t compile_combine(const mc_plan_t *plan, builder_t *b, int64_t 
     }
     p->ninputs += n;
     if (mc_piece_needs(piece, red)) {
-        op.dst = (mc_region_t){MC_AT_DST, mc_mesh_find(plan->dst->mesh, red), f->box};
+        op.dst = region(MC_AT_DST, mc_mesh_find(plan->dst->mesh, red), &f->box);
     } else {
-        op.dst = (mc_region_t){MC_AT_STAGING, p->nstaging, f->box};
+        op.dst = region(MC_AT_STAGING, p->nstaging, &f->box);
         if ((s = push_i64(&p->staging_bytes, &b->staging_cap, &p->nstaging, f->bytes,
                           "staging buffers")))
             return s;
     }
     return add_op(b, &op);
+}
+
+/* Whether op c reads the flow where another op of it delivered it (not a gathered addend,
+ * which leaves its holder's tile, nor the COMBINE, whose inputs are listed apart). */
+static int reads_parent(const mc_op_t *c)
+{
+    return c->kind != MC_OP_RECV && c->kind != MC_OP_COMBINE && !c->gather;
+}
+
+/* Children of the ops of the flow that starts at op first: the ops that read where an op
+ * writes, found through at(), the op that delivered the flow to each device (edges are
+ * parent-first and a device receives a flow once, so a child always comes after its
+ * parent). A gathered addend goes to the COMBINE only; the combined result leaves the
+ * reducer from the COMBINE. Counted first, so that each op's children are contiguous. */
+static mc_status_t link_children(builder_t *b, int64_t first)
+{
+    mc_program_t *p = b->p;
+    int64_t combine = -1, total = 0;
+    for (int64_t k = first; k < p->nops; k++) {
+        p->ops[k].nchildren = 0;
+        if (p->ops[k].kind == MC_OP_COMBINE)
+            combine = k;
+    }
+    for (int64_t k = first; k < p->nops; k++) {
+        const mc_op_t *c = &p->ops[k];
+        if (c->gather && c->kind != MC_OP_SEND)
+            p->ops[k].nchildren = 1; /* the COMBINE, on this rank with the reducer */
+        else if (reads_parent(c) && *at(b, c->from_dev) >= 0)
+            p->ops[*at(b, c->from_dev)].nchildren++;
+    }
+    for (int64_t k = first; k < p->nops; k++) {
+        p->ops[k].child0 = p->nchildren + total;
+        total += p->ops[k].nchildren;
+        p->ops[k].nchildren = 0; /* counts again as they are filled in */
+    }
+    for (int64_t i = 0; i < total; i++) {
+        mc_status_t s = push_i64(&p->children, &b->children_cap, &p->nchildren, -1, "children");
+        if (s)
+            return s;
+    }
+    for (int64_t k = first; k < p->nops; k++) {
+        const mc_op_t *c = &p->ops[k];
+        mc_op_t *up = c->gather && c->kind != MC_OP_SEND            ? &p->ops[k]
+                      : reads_parent(c) && *at(b, c->from_dev) >= 0 ? &p->ops[*at(b, c->from_dev)]
+                                                                    : NULL;
+        if (up)
+            p->children[up->child0 + up->nchildren++] = up == c ? combine : k;
+    }
+    return MC_OK;
 }
 
 /* The ops of flow fi that touch this rank; *msg counts message ids over every rank. */
@@ -166,7 +261,9 @@ static mc_status_t compile_flow(const mc_plan_t *plan, builder_t *b, int64_t fi,
         chunk += p->elem_size - chunk % p->elem_size;
     int64_t nchunks = f->bytes > 0 ? (f->bytes + chunk - 1) / chunk : 0;
     int64_t first = p->nops;
-    mc_status_t s;
+    mc_status_t s = at_reset(b, f->nedges);
+    if (s)
+        return s;
     for (int64_t j = 0; j < f->nedges; j++) {
         const mc_edge_t *e = &plan->edges[f->edge0 + j];
         int64_t msg0 = *msg;
@@ -188,13 +285,13 @@ static mc_status_t compile_flow(const mc_plan_t *plan, builder_t *b, int64_t fi,
         op.gather = j < f->ngather;
         op.from_holder = op.gather || mc_flow_rooted_at(plan, f, e->from);
         if (op.gather) /* the addend, from the holder's own tile */
-            op.src = (mc_region_t){MC_AT_SRC, mc_mesh_find(plan->src->mesh, e->from), f->box};
+            op.src = region(MC_AT_SRC, mc_mesh_find(plan->src->mesh, e->from), &f->box);
         else if (op.kind != MC_OP_RECV)
-            op.src = region_of(plan, p, first, f, piece, e->from);
+            op.src = region_of(plan, b, f, piece, e->from);
         if (op.kind != MC_OP_SEND) {
             /* a gathered addend waits for the combine in a staging buffer of its own */
-            op.dst = op.gather ? (mc_region_t){MC_AT_STAGING, -1, f->box}
-                               : region_of(plan, p, first, f, piece, e->to);
+            op.dst = op.gather ? region(MC_AT_STAGING, -1, &f->box)
+                               : region_of(plan, b, f, piece, e->to);
             if (op.dst.at == MC_AT_STAGING && (op.gather || op.dst.index < 0)) {
                 op.dst.index = p->nstaging;
                 if ((s = push_i64(&p->staging_bytes, &b->staging_cap, &p->nstaging, f->bytes,
@@ -212,24 +309,7 @@ static mc_status_t compile_flow(const mc_plan_t *plan, builder_t *b, int64_t fi,
         if (j + 1 == f->ngather && (s = compile_combine(plan, b, fi, first, nchunks, chunk)))
             return s;
     }
-    /* Children: ops of this flow that read where op writes. Edges are parent-first, so a
-     * child always comes after its parent. A gathered addend goes to the COMBINE only; the
-     * combined result leaves the reducer from the COMBINE. */
-    for (int64_t i = first; i < p->nops; i++) {
-        mc_op_t *op = &p->ops[i];
-        op->child0 = p->nchildren;
-        if (op->kind == MC_OP_SEND)
-            continue;
-        for (int64_t k = i + 1; k < p->nops; k++) {
-            const mc_op_t *c = &p->ops[k];
-            int reads = c->kind != MC_OP_RECV && c->from_dev == op->to_dev && !c->gather;
-            if (op->gather ? c->kind == MC_OP_COMBINE : reads && c->kind != MC_OP_COMBINE)
-                if ((s = push_i64(&p->children, &b->children_cap, &p->nchildren, k, "children")))
-                    return s;
-        }
-        op->nchildren = p->nchildren - op->child0;
-    }
-    return MC_OK;
+    return link_children(b, first);
 }
 
 /* Devices that hold and need a piece copy it between their own two tiles. */
@@ -253,8 +333,9 @@ static mc_status_t compile_self_copies(const mc_plan_t *plan, builder_t *b)
                           .msg0 = -1,
                           .from_holder = 1,
                           .child0 = p->nchildren,
-                          .src = {MC_AT_SRC, mc_mesh_find(plan->src->mesh, dev), piece->box},
-                          .dst = {MC_AT_DST, mc_mesh_find(plan->dst->mesh, dev), piece->box}};
+                          .src = region(MC_AT_SRC, mc_mesh_find(plan->src->mesh, dev), &piece->box),
+                          .dst =
+                              region(MC_AT_DST, mc_mesh_find(plan->dst->mesh, dev), &piece->box)};
             mc_status_t s = add_op(b, &op);
             if (s)
                 return s;
@@ -272,6 +353,94 @@ static mc_status_t compile_tiles(const mc_layout_t *l, mc_box_t **out)
     for (int64_t i = 0; i < n; i++)
         mc_layout_tile(l, l->mesh->devices[i], &tiles[i]);
     *out = tiles;
+    return MC_OK;
+}
+
+/* The region's box inside its tile (or staging buffer), and its tile marked used. */
+static void shape_region(builder_t *b, mc_region_t *g)
+{
+    mc_program_t *p = b->p;
+    const mc_box_t *tile = &g->box;
+    if (g->at == MC_AT_SRC) {
+        tile = &b->src_tiles[g->index];
+        p->src_used[g->index] = 1;
+    } else if (g->at == MC_AT_DST) {
+        tile = &b->dst_tiles[g->index];
+        p->dst_used[g->index] = 1;
+    }
+    mc_strided_shape(&g->shape, tile, &g->box, p->ndim, (size_t)p->elem_size);
+}
+
+/* Every region an op reads or writes gets its shape; staging buffers their offsets. */
+static mc_status_t shape_regions(builder_t *b)
+{
+    mc_program_t *p = b->p;
+    p->src_used = mc_calloc((size_t)p->src_mesh_size + 1, 1);
+    p->dst_used = mc_calloc((size_t)p->dst_mesh_size + 1, 1);
+    p->staging_off = mc_calloc((size_t)p->nstaging + 1, sizeof *p->staging_off);
+    if (!p->src_used || !p->dst_used || !p->staging_off)
+        return MC_ERR_NOMEM;
+    for (int64_t i = 0; i < p->nstaging; i++)
+        p->staging_off[i + 1] = p->staging_off[i] + p->staging_bytes[i];
+    for (int64_t i = 0; i < p->nops; i++) {
+        mc_op_t *op = &p->ops[i];
+        if (op->kind != MC_OP_RECV && op->kind != MC_OP_COMBINE)
+            shape_region(b, &op->src);
+        if (op->kind != MC_OP_SEND)
+            shape_region(b, &op->dst);
+    }
+    for (int64_t i = 0; i < p->ninputs; i++)
+        shape_region(b, &p->inputs[i]);
+    return MC_OK;
+}
+
+/* One past the last op of the flow that op i belongs to (a whole-piece copy stands alone). */
+static int64_t flow_end(const mc_program_t *p, int64_t i)
+{
+    int64_t end = i + 1;
+    while (end < p->nops && p->ops[i].flow >= 0 && p->ops[end].flow == p->ops[i].flow)
+        end++;
+    return end;
+}
+
+static mc_status_t add_task(mc_program_t *p, int64_t *cap, mc_task_t t)
+{
+    mc_status_t s = mc_grow((void **)&p->tasks, cap, p->ntasks, sizeof t, 64, "tasks");
+    if (!s)
+        p->tasks[p->ntasks++] = t;
+    return s;
+}
+
+/* One rank: the worker pool's tasks of about POOL_TASK_BYTES. Big flows are cut into byte
+ * ranges (each range runs the flow's edges in order), small consecutive flows grouped. */
+static mc_status_t make_tasks(mc_program_t *p)
+{
+    int64_t cap = 0, i = 0;
+    mc_status_t s;
+    while (i < p->nops) {
+        int64_t end = flow_end(p, i), bytes = p->ops[i].bytes;
+        if (bytes > 2 * POOL_TASK_BYTES) {
+            int64_t step = POOL_TASK_BYTES - POOL_TASK_BYTES % p->elem_size;
+            for (int64_t off = 0; off < bytes; off += step)
+                if ((s = add_task(
+                         p, &cap,
+                         (mc_task_t){i, end, off, bytes - off < step ? bytes - off : step})))
+                    return s;
+            i = end;
+            continue;
+        }
+        /* whole flows only: a flow's edges must run in order within one task */
+        for (int64_t sum = bytes; end < p->nops && sum < POOL_TASK_BYTES;) {
+            int64_t next = flow_end(p, end);
+            if (p->ops[end].bytes > 2 * POOL_TASK_BYTES)
+                break;
+            sum += p->ops[end].bytes;
+            end = next;
+        }
+        if ((s = add_task(p, &cap, (mc_task_t){i, end, 0, -1})))
+            return s;
+        i = end;
+    }
     return MC_OK;
 }
 
@@ -298,8 +467,13 @@ mc_status_t mc_program_compile(const mc_plan_t *plan, int rank, int nranks, int6
     p->dtype = plan->src->dtype;
     p->reduce = plan->pieces->op;
     p->dst_mesh_size = plan->dst->mesh->size;
-    if ((s = compile_tiles(plan->src, &p->src_tiles)) ||
-        (s = compile_tiles(plan->dst, &p->dst_tiles)))
+    if (!(p->member = mc_calloc((size_t)nranks, 1))) {
+        s = MC_ERR_NOMEM;
+        goto err;
+    }
+    mc_participants(plan, nranks, p->member);
+    if ((s = compile_tiles(plan->src, &b.src_tiles)) ||
+        (s = compile_tiles(plan->dst, &b.dst_tiles)))
         goto err;
     int64_t msg = 0;
     for (int64_t fi = 0; fi < plan->nflows; fi++)
@@ -313,7 +487,8 @@ mc_status_t mc_program_compile(const mc_plan_t *plan, int rank, int nranks, int6
         goto err;
     }
     p->nmessages = msg;
-    if ((s = compile_self_copies(plan, &b)))
+    if ((s = compile_self_copies(plan, &b)) || (s = shape_regions(&b)) ||
+        (nranks == 1 && (s = make_tasks(p))))
         goto err;
 
     uint64_t h = 1469598103934665603ULL;
@@ -337,9 +512,12 @@ mc_status_t mc_program_compile(const mc_plan_t *plan, int rank, int nranks, int6
     }
     p->fingerprint = h;
     *out = p;
-    return MC_OK;
+    p = NULL; /* the caller's now */
 err:
     mc_program_destroy(p);
+    free(b.src_tiles);
+    free(b.dst_tiles);
+    free(b.at);
     return s;
 }
 
@@ -352,7 +530,10 @@ void mc_program_destroy(mc_program_t *p)
     free(p->roots);
     free(p->staging_bytes);
     free(p->inputs);
-    free(p->src_tiles);
-    free(p->dst_tiles);
+    free(p->staging_off);
+    free(p->src_used);
+    free(p->dst_used);
+    free(p->member);
+    free(p->tasks);
     free(p);
 }

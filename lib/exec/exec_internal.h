@@ -47,6 +47,7 @@ struct mc_comm {
      * for a reshard's messages between them (tags carry its low 8 bits). */
     unsigned char *pair_seq;
     mc_request_t *inflight; /* unfinished requests, most recent first */
+    mc_request_t *live;     /* every started request not yet freed (mc_request_detach_all) */
     mc_status_t failed;     /* set once the transport failed: the comm is then unusable */
     char failure[MC_ERROR_LEN];
     mc_ctrl_t *ctrl;         /* control messages between ranks (several ranks only) */
@@ -63,9 +64,6 @@ mc_status_t mc_program_cache_get(mc_comm_t *comm, const mc_plan_t *plan, int64_t
 void mc_program_cache_release(mc_cached_program_t *c);
 /* Drops the cache's references (mc_comm_destroy). */
 void mc_program_cache_clear(mc_program_cache_t *cache);
-
-/* member[r] = 1 for every rank r that takes part in a reshard of plan (participants.c). */
-void mc_participants(const mc_plan_t *plan, int nranks, unsigned char *member);
 
 /* Runs transport completions (waiting up to wait_s when none is ready) and fails requests
  * whose peers have been silent for the timeout. Returns the comm's failure, if any. */
@@ -105,5 +103,8 @@ double mc_request_last_activity(const mc_request_t *req);
 /* Sets waits[p] = 1 for every rank p that req has a transfer posted with. */
 void mc_request_waits(const mc_request_t *req, unsigned char *waits);
 mc_request_t *mc_request_next(const mc_request_t *req);
+/* mc_comm_destroy, once no request is in flight: every request not yet freed forgets the
+ * communicator, so that freeing (or testing) it later touches only the request itself. */
+void mc_request_detach_all(mc_comm_t *comm);
 
 #endif

@@ -4,6 +4,7 @@
 #define MC_PROGRAM_H
 
 #include <stdint.h>
+#include "exec/strided.h"
 #include "plan/plan_internal.h"
 
 /* Where an op reads or writes: a device's source tile, its destination tile, or a staging
@@ -12,8 +13,9 @@ typedef enum { MC_AT_SRC, MC_AT_DST, MC_AT_STAGING } mc_at_t;
 
 typedef struct {
     mc_at_t at;
-    int64_t index; /* mesh index (SRC, DST) or staging buffer index */
-    mc_box_t box;  /* the box moved, in tensor coordinates */
+    int64_t index;      /* mesh index (SRC, DST) or staging buffer index */
+    mc_box_t box;       /* the box moved, in tensor coordinates */
+    mc_strided_t shape; /* the box in its tile or buffer, unbound (mc_strided_bind) */
 } mc_region_t;
 
 typedef enum {
@@ -39,6 +41,13 @@ typedef struct {
     mc_region_t src, dst;
 } mc_op_t;
 
+/* A task of the one-rank worker pool: ops [op_begin, op_end) run in order on one byte
+ * range of their boxes (len < 0: each op's whole box). */
+typedef struct {
+    int64_t op_begin, op_end;
+    int64_t off, len;
+} mc_task_t;
+
 typedef struct {
     int rank, nranks;
     int64_t ndevices; /* devices of the plan's topology */
@@ -50,6 +59,7 @@ typedef struct {
     int64_t *roots;
     int64_t nstaging;
     int64_t *staging_bytes; /* per staging buffer */
+    int64_t *staging_off;   /* where each starts in one allocation; [nstaging]: the total */
     int64_t ninputs;
     mc_region_t *inputs;  /* COMBINE inputs */
     mc_dtype_t dtype;     /* of the tensor (combines) */
@@ -60,11 +70,18 @@ typedef struct {
     int64_t elem_size;
     int ndim;
     int64_t src_mesh_size, dst_mesh_size;
-    mc_box_t *src_tiles, *dst_tiles; /* per mesh index */
+    /* per mesh index: 1 where an op of this rank reads (src) or writes (dst) that tile */
+    unsigned char *src_used, *dst_used;
+    unsigned char *member; /* per rank: 1 for the reshard's participants */
+    int64_t ntasks;        /* one rank: the worker pool's tasks */
+    mc_task_t *tasks;
 } mc_program_t;
 
 /* Device d belongs to rank d * nranks / ndevices. */
 int mc_device_rank(int64_t device, int nranks, int64_t ndevices);
+
+/* member[r] = 1 for every rank r that takes part in a reshard of plan (participants.c). */
+void mc_participants(const mc_plan_t *plan, int nranks, unsigned char *member);
 
 /* chunk_bytes > 0 overrides the plan's chunk sizes. */
 mc_status_t mc_program_compile(const mc_plan_t *plan, int rank, int nranks, int64_t chunk_bytes,

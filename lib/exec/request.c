@@ -18,11 +18,7 @@
 #define FP_MSG_BASE 0xFFFFFF00ULL /* message ids of the fingerprint rounds */
 #define BYE_MSG 0xFFFFFFF0ULL     /* message id of the closing handshake */
 #define GATHER_MSG 0xFFFFFFF1ULL  /* message id of mc_comm_gather */
-/* Bytes per worker task. At least strided.c's MC_STREAM_MIN_BYTES (16 MiB): a copy shorter
- * than that uses cached stores (~10 GB/s here against ~17 streaming), so 4 MiB tasks ran
- * a one-rank plan of large pieces at ~0.6 of memcpy (benchmarks/exec_speed.c). */
-#define POOL_TASK_BYTES (16LL << 20)
-#define MAX_INFLIGHT 255 /* tags carry 8 bits of a pair's sequence number */
+#define MAX_INFLIGHT 255          /* tags carry 8 bits of a pair's sequence number */
 
 typedef struct {
     mc_xfer_t x;
@@ -30,8 +26,8 @@ typedef struct {
     int busy;
 } chunk_xfer_t;
 
+/* Per op, what one execution changes (the regions' shapes are the program's). */
 typedef struct {
-    mc_strided_t src, dst;
     chunk_xfer_t *slots; /* SEND, RECV: chunk k uses slot k % nslots */
     int64_t nslots;
     char *bounce; /* nslots chunks when the box is strided, else NULL */
@@ -42,19 +38,15 @@ typedef struct {
     int64_t *arrivals;    /* COMBINE: gathered addends of chunk k that arrived */
 } op_state_t;
 
-typedef struct {
-    int64_t op_begin, op_end; /* ops run in order for each byte range */
-    int64_t off, len;         /* len < 0: each op's whole box */
-} task_t;
-
 enum { PHASE_FINGERPRINT, PHASE_RUNNING, PHASE_CLOSING, PHASE_DONE, PHASE_FAILED };
 #define BYE_OP (-2) /* chunk_xfer_t.op of the closing handshake; the fingerprint's is -1 */
 
 struct mc_request {
-    mc_comm_t *comm;
-    mc_program_t *prog;          /* cached->prog: shared, read only */
+    mc_comm_t *comm;    /* NULL once the communicator is destroyed (the request is then over) */
+    mc_program_t *prog; /* cached->prog: shared, read only */
     mc_cached_program_t *cached; /* the reference this request holds */
-    op_state_t *ops;
+    op_state_t *ops;             /* NULL on one rank without combines (nothing to keep) */
+    void **src_tile, **dst_tile; /* the caller's tiles, per mesh index */
     char *staging;
     int64_t units_left;
     int phase;
@@ -73,9 +65,10 @@ struct mc_request {
     chunk_xfer_t *bye; /* 2 per peer: send, receive */
     /* single rank */
     mc_pool_job_t job;
-    task_t *tasks;
     int linked; /* in comm->inflight */
     mc_request_t *prev, *next;
+    int live; /* in comm->live */
+    mc_request_t *live_prev, *live_next;
 };
 
 /* ---- in-flight list ---- */
@@ -104,6 +97,40 @@ static void link_request(mc_request_t *r)
         comm->inflight->prev = r;
     comm->inflight = r;
     mc_progress_kick(comm);
+}
+
+/* ---- requests not yet freed ---- */
+
+static void live_link(mc_request_t *r)
+{
+    mc_comm_t *comm = r->comm;
+    r->live = 1;
+    r->live_next = comm->live;
+    if (comm->live)
+        comm->live->live_prev = r;
+    comm->live = r;
+}
+
+static void live_unlink(mc_request_t *r)
+{
+    if (!r->live)
+        return;
+    r->live = 0;
+    if (r->live_prev)
+        r->live_prev->live_next = r->live_next;
+    else
+        r->comm->live = r->live_next;
+    if (r->live_next)
+        r->live_next->live_prev = r->live_prev;
+}
+
+void mc_request_detach_all(mc_comm_t *comm)
+{
+    while (comm->live) {
+        mc_request_t *r = comm->live;
+        live_unlink(r);
+        r->comm = NULL;
+    }
 }
 
 mc_request_t *mc_request_next(const mc_request_t *r)
@@ -220,6 +247,15 @@ void mc_request_describe_wait(const mc_request_t *r, char *buf, size_t len)
 
 /* ---- the event engine (several ranks) ---- */
 
+/* Region g of this execution: its shape on the caller's tile or the staging buffer. */
+static mc_strided_t view(const mc_request_t *r, const mc_region_t *g)
+{
+    void *base = g->at == MC_AT_SRC   ? r->src_tile[g->index]
+                 : g->at == MC_AT_DST ? r->dst_tile[g->index]
+                                      : r->staging + r->prog->staging_off[g->index];
+    return mc_strided_bind(&g->shape, base);
+}
+
 static void chunk_range(const mc_op_t *op, int64_t k, int64_t *off, int64_t *len)
 {
     *off = k * op->chunk_bytes;
@@ -291,7 +327,8 @@ static void combine_chunk(mc_request_t *r, int64_t opi, int64_t k)
     op_state_t *st = &r->ops[opi];
     int64_t off, len;
     chunk_range(op, k, &off, &len);
-    mc_combine_boxes(r->prog->dtype, r->prog->reduce, (int)op->nin, st->in, &st->dst, off, len);
+    mc_strided_t dst = view(r, &op->dst);
+    mc_combine_boxes(r->prog->dtype, r->prog->reduce, (int)op->nin, st->in, &dst, off, len);
     st->completed++;
     arrived(r, opi, k);
     unit_done(r);
@@ -303,7 +340,8 @@ static void local_copy(mc_request_t *r, int64_t opi, int64_t k)
     op_state_t *st = &r->ops[opi];
     int64_t off, len;
     chunk_range(op, k, &off, &len);
-    mc_strided_copy(&st->dst, &st->src, off, len);
+    mc_strided_t dst = view(r, &op->dst), src = view(r, &op->src);
+    mc_strided_copy(&dst, &src, off, len);
     st->completed++;
     arrived(r, opi, k);
     unit_done(r);
@@ -335,12 +373,12 @@ static mc_status_t post(mc_request_t *r, int64_t opi, int64_t k, int send)
     chunk_xfer_t *cx = &st->slots[k % st->nslots];
     int64_t off, len;
     chunk_range(op, k, &off, &len);
-    const mc_strided_t *box = send ? &st->src : &st->dst;
-    void *buf = mc_strided_range(box, off, len);
+    mc_strided_t box = view(r, send ? &op->src : &op->dst);
+    void *buf = mc_strided_range(&box, off, len);
     if (!buf) {
         buf = st->bounce + (k % st->nslots) * op->chunk_bytes;
         if (send)
-            mc_strided_pack(box, off, len, buf);
+            mc_strided_pack(&box, off, len, buf);
     }
     cx->busy = 1;
     cx->op = opi;
@@ -389,9 +427,11 @@ static void on_data(mc_request_t *r, chunk_xfer_t *cx)
     const mc_op_t *op = &r->prog->ops[cx->op];
     op_state_t *st = &r->ops[cx->op];
     int64_t opi = cx->op, k = cx->chunk;
-    if (op->kind == MC_OP_RECV &&
-        cx->x.buf != mc_strided_range(&st->dst, k * op->chunk_bytes, (int64_t)cx->x.len))
-        mc_strided_unpack(&st->dst, k * op->chunk_bytes, (int64_t)cx->x.len, cx->x.buf);
+    if (op->kind == MC_OP_RECV && st->bounce &&
+        cx->x.buf == st->bounce + (k % st->nslots) * op->chunk_bytes) {
+        mc_strided_t dst = view(r, &op->dst);
+        mc_strided_unpack(&dst, k * op->chunk_bytes, (int64_t)cx->x.len, cx->x.buf);
+    }
     cx->busy = 0;
     st->completed++;
     if (op->kind == MC_OP_RECV) {
@@ -523,94 +563,48 @@ static void on_xfer(mc_xfer_t *x, mc_status_t status)
 static void run_task(mc_pool_job_t *job, int64_t t)
 {
     mc_request_t *r = (mc_request_t *)((char *)job - offsetof(mc_request_t, job));
-    const task_t *task = &r->tasks[t];
+    const mc_task_t *task = &r->prog->tasks[t];
     for (int64_t i = task->op_begin; i < task->op_end; i++) {
-        const op_state_t *st = &r->ops[i];
         const mc_op_t *op = &r->prog->ops[i];
         int64_t len = task->len < 0 ? op->bytes : task->len, off = task->len < 0 ? 0 : task->off;
-        if (op->kind == MC_OP_COMBINE)
-            mc_combine_boxes(r->prog->dtype, r->prog->reduce, (int)op->nin, st->in, &st->dst, off,
+        mc_strided_t dst = view(r, &op->dst);
+        if (op->kind == MC_OP_COMBINE) {
+            mc_combine_boxes(r->prog->dtype, r->prog->reduce, (int)op->nin, r->ops[i].in, &dst, off,
                              len);
-        else
-            mc_strided_copy(&st->dst, &st->src, off, len);
-    }
-}
-
-/* One past the last op of the flow that op i belongs to (a whole-piece copy stands alone). */
-static int64_t flow_end(const mc_program_t *p, int64_t i)
-{
-    int64_t end = i + 1;
-    while (end < p->nops && p->ops[i].flow >= 0 && p->ops[end].flow == p->ops[i].flow)
-        end++;
-    return end;
-}
-
-/* Tasks of about POOL_TASK_BYTES: big flows are cut into byte ranges (each range runs the
- * flow's edges in order), small consecutive flows are grouped. */
-static mc_status_t make_tasks(mc_request_t *r)
-{
-    const mc_program_t *p = r->prog;
-    int64_t n = 0, cap = 0;
-    mc_status_t s;
-    int64_t i = 0;
-    while (i < p->nops) {
-        int64_t end = flow_end(p, i), bytes = p->ops[i].bytes;
-        if (bytes > 2 * POOL_TASK_BYTES) {
-            int64_t step = POOL_TASK_BYTES - POOL_TASK_BYTES % p->elem_size;
-            for (int64_t off = 0; off < bytes; off += step) {
-                if ((s = mc_grow((void **)&r->tasks, &cap, n, sizeof *r->tasks, 64, "tasks")))
-                    return s;
-                r->tasks[n++] = (task_t){i, end, off, bytes - off < step ? bytes - off : step};
-            }
-            i = end;
-            continue;
+        } else {
+            mc_strided_t src = view(r, &op->src);
+            mc_strided_copy(&dst, &src, off, len);
         }
-        /* whole flows only: a flow's edges must run in order within one task */
-        for (int64_t sum = bytes; end < p->nops && sum < POOL_TASK_BYTES;) {
-            int64_t next = flow_end(p, end);
-            if (p->ops[end].bytes > 2 * POOL_TASK_BYTES)
-                break;
-            sum += p->ops[end].bytes;
-            end = next;
-        }
-        if ((s = mc_grow((void **)&r->tasks, &cap, n, sizeof *r->tasks, 64, "tasks")))
-            return s;
-        r->tasks[n++] = (task_t){i, end, 0, -1};
-        i = end;
     }
-    r->job.run = run_task;
-    r->job.ntasks = n;
-    return MC_OK;
 }
 
 /* ---- start, test, wait ---- */
 
-static mc_status_t bind_region(mc_request_t *r, const mc_region_t *g, const mc_buffer_t *src,
-                               const mc_buffer_t *dst, const int64_t *staging_off,
-                               mc_strided_t *out)
+/* The caller's tiles of one side, checked where this rank's ops use them. */
+static mc_status_t take_tiles(const mc_buffer_t *buf, const unsigned char *used, int64_t n,
+                              const char *side, void ***out)
 {
-    const mc_program_t *p = r->prog;
-    const mc_buffer_t *buf = g->at == MC_AT_SRC ? src : dst;
-    const char *side = g->at == MC_AT_SRC ? "src" : "dst";
-    if (g->at == MC_AT_STAGING) {
-        mc_strided_init(out, r->staging + staging_off[g->index], &g->box, &g->box, p->ndim,
-                        (size_t)p->elem_size);
-        return MC_OK;
+    void **tiles = mc_calloc((size_t)n + 1, sizeof *tiles);
+    if (!tiles)
+        return MC_ERR_NOMEM;
+    *out = tiles;
+    for (int64_t i = 0; i < n; i++) {
+        if (!used[i])
+            continue;
+        if (!buf)
+            return mc_error(MC_ERR_INVALID, "%s buffers must not be NULL", side);
+        if (!buf[i].ptr)
+            return mc_error(MC_ERR_INVALID,
+                            "%s buffer of mesh index %lld is NULL (this rank owns "
+                            "that device)",
+                            side, (long long)i);
+        if (buf[i].memory != MC_MEMORY_HOST)
+            return mc_error(MC_ERR_UNSUPPORTED,
+                            "%s buffer of mesh index %lld: only host memory is "
+                            "supported in this build",
+                            side, (long long)i);
+        tiles[i] = buf[i].ptr;
     }
-    const mc_box_t *tile = g->at == MC_AT_SRC ? &p->src_tiles[g->index] : &p->dst_tiles[g->index];
-    if (!buf)
-        return mc_error(MC_ERR_INVALID, "%s buffers must not be NULL", side);
-    if (!buf[g->index].ptr)
-        return mc_error(MC_ERR_INVALID,
-                        "%s buffer of mesh index %lld is NULL (this rank owns "
-                        "that device)",
-                        side, (long long)g->index);
-    if (buf[g->index].memory != MC_MEMORY_HOST)
-        return mc_error(MC_ERR_UNSUPPORTED,
-                        "%s buffer of mesh index %lld: only host memory is "
-                        "supported in this build",
-                        side, (long long)g->index);
-    mc_strided_init(out, buf[g->index].ptr, tile, &g->box, p->ndim, (size_t)p->elem_size);
     return MC_OK;
 }
 
@@ -636,74 +630,59 @@ static mc_status_t find_peers(mc_request_t *r)
     return MC_OK;
 }
 
-static mc_status_t prepare_combine(mc_request_t *r, const mc_op_t *op, op_state_t *st,
-                                   const mc_buffer_t *src, const mc_buffer_t *dst,
-                                   const int64_t *staging_off)
+static mc_status_t prepare_combine(mc_request_t *r, const mc_op_t *op, op_state_t *st)
 {
     st->in = mc_calloc((size_t)op->nin, sizeof *st->in);
     st->arrivals = mc_calloc((size_t)op->nchunks + 1, sizeof *st->arrivals);
     if (!st->in || !st->arrivals)
         return MC_ERR_NOMEM;
-    for (int64_t j = 0; j < op->nin; j++) {
-        mc_status_t s =
-            bind_region(r, &r->prog->inputs[op->in0 + j], src, dst, staging_off, &st->in[j]);
-        if (s)
-            return s;
-    }
+    for (int64_t j = 0; j < op->nin; j++)
+        st->in[j] = view(r, &r->prog->inputs[op->in0 + j]);
     return MC_OK;
 }
 
+/* The transfer state of a SEND or RECV: chunk slots, and pack buffers when strided. */
+static mc_status_t prepare_xfer(const mc_op_t *op, op_state_t *st)
+{
+    const mc_strided_t *box = op->kind == MC_OP_SEND ? &op->src.shape : &op->dst.shape;
+    int contiguous = box->run_bytes == box->bytes;
+    st->nslots = contiguous ? op->nchunks : (op->nchunks < 2 ? op->nchunks : 2);
+    st->slots = mc_calloc((size_t)st->nslots, sizeof *st->slots);
+    if (!st->slots)
+        return MC_ERR_NOMEM;
+    if (!contiguous && !(st->bounce = malloc((size_t)(st->nslots * op->chunk_bytes))))
+        return mc_error(MC_ERR_NOMEM, "out of memory for pack buffers");
+    if (op->kind == MC_OP_SEND && !(st->avail = mc_calloc((size_t)op->nchunks, 1)))
+        return MC_ERR_NOMEM;
+    return MC_OK;
+}
+
+/* Binds the program to this execution's buffers. Only the per-op state of transfers and
+ * combines is allocated: the regions' shapes come from the program, so a start of a cached
+ * program costs O(mesh size) on one rank. */
 static mc_status_t prepare(mc_request_t *r, const mc_buffer_t *src, const mc_buffer_t *dst)
 {
     const mc_program_t *p = r->prog;
     mc_status_t s;
-    int64_t *staging_off = mc_calloc((size_t)p->nstaging + 1, sizeof *staging_off);
-    r->ops = mc_calloc((size_t)p->nops, sizeof *r->ops);
-    if (!staging_off || !r->ops) {
-        free(staging_off);
+    if ((s = take_tiles(src, p->src_used, p->src_mesh_size, "src", &r->src_tile)) ||
+        (s = take_tiles(dst, p->dst_used, p->dst_mesh_size, "dst", &r->dst_tile)))
+        return s;
+    int64_t staging = p->staging_off[p->nstaging];
+    if (staging && !(r->staging = malloc((size_t)staging)))
+        return mc_error(MC_ERR_NOMEM, "out of memory for %lld staging bytes", (long long)staging);
+    if (!r->comm->tp && p->ninputs == 0)
+        return MC_OK;
+    if (!(r->ops = mc_calloc((size_t)p->nops, sizeof *r->ops)))
         return MC_ERR_NOMEM;
-    }
-    for (int64_t i = 0; i < p->nstaging; i++)
-        staging_off[i + 1] = staging_off[i] + p->staging_bytes[i];
-    if (p->nstaging && !(r->staging = malloc((size_t)staging_off[p->nstaging]))) {
-        s = mc_error(MC_ERR_NOMEM, "out of memory for %lld staging bytes",
-                     (long long)staging_off[p->nstaging]);
-        goto out;
-    }
     for (int64_t i = 0; i < p->nops; i++) {
         const mc_op_t *op = &p->ops[i];
-        op_state_t *st = &r->ops[i];
-        if (op->kind != MC_OP_RECV && op->kind != MC_OP_COMBINE &&
-            (s = bind_region(r, &op->src, src, dst, staging_off, &st->src)))
-            goto out;
-        if (op->kind != MC_OP_SEND &&
-            (s = bind_region(r, &op->dst, src, dst, staging_off, &st->dst)))
-            goto out;
-        if (op->kind == MC_OP_COMBINE && (s = prepare_combine(r, op, st, src, dst, staging_off)))
-            goto out;
-        if (op->kind == MC_OP_LOCAL_COPY || op->kind == MC_OP_COMBINE || !r->comm->tp)
-            continue;
-        const mc_strided_t *box = op->kind == MC_OP_SEND ? &st->src : &st->dst;
-        int contiguous = box->run_bytes == box->bytes;
-        st->nslots = contiguous ? op->nchunks : (op->nchunks < 2 ? op->nchunks : 2);
-        st->slots = mc_calloc((size_t)st->nslots, sizeof *st->slots);
-        if (!st->slots) {
-            s = MC_ERR_NOMEM;
-            goto out;
-        }
-        if (!contiguous && !(st->bounce = malloc((size_t)(st->nslots * op->chunk_bytes)))) {
-            s = mc_error(MC_ERR_NOMEM, "out of memory for pack buffers");
-            goto out;
-        }
-        if (op->kind == MC_OP_SEND && !(st->avail = mc_calloc((size_t)op->nchunks, 1))) {
-            s = MC_ERR_NOMEM;
-            goto out;
-        }
+        if (op->kind == MC_OP_COMBINE && (s = prepare_combine(r, op, &r->ops[i])))
+            return s;
+        if (r->comm->tp && (op->kind == MC_OP_SEND || op->kind == MC_OP_RECV) &&
+            (s = prepare_xfer(op, &r->ops[i])))
+            return s;
     }
-    s = r->comm->tp ? find_peers(r) : MC_OK;
-out:
-    free(staging_off);
-    return s;
+    return r->comm->tp ? find_peers(r) : MC_OK;
 }
 
 /* The participants (member[r] set) and this request's id with each of them. */
@@ -728,6 +707,7 @@ static mc_status_t assign_ids(mc_request_t *r, const unsigned char *member)
 
 static void request_release(mc_request_t *r)
 {
+    live_unlink(r);
     if (r->ops)
         for (int64_t i = 0; i < r->prog->nops; i++) {
             free(r->ops[i].slots);
@@ -742,7 +722,8 @@ static void request_release(mc_request_t *r)
     free(r->pseq);
     free(r->members);
     free(r->staging);
-    free(r->tasks);
+    free(r->src_tile);
+    free(r->dst_tile);
     mc_program_cache_release(r->cached);
     free(r);
 }
@@ -773,35 +754,24 @@ static mc_status_t start_locked(mc_comm_t *comm, const mc_plan_t *plan, const mc
     if (!r)
         return MC_ERR_NOMEM;
     r->comm = comm;
-    unsigned char *member = mc_calloc((size_t)comm->nranks, 1);
-    if (!member) {
-        free(r);
-        return MC_ERR_NOMEM;
-    }
-    mc_participants(plan, comm->nranks, member);
-    int takes_part = member[comm->rank];
-    mc_status_t s = MC_OK;
-    if (comm->tp && takes_part)
-        s = assign_ids(r, member);
-    free(member);
+    live_link(r);
+    /* every rank compiles (once): the program knows the participants too */
+    mc_status_t s = mc_program_cache_get(comm, plan, chunk, &r->cached);
     if (s)
         goto err;
-    if (!takes_part) { /* nothing to do here: done at once, and no id used up */
+    r->prog = r->cached->prog;
+    if (!r->prog->member[comm->rank]) { /* nothing to do here: done at once, no id used up */
         r->phase = PHASE_DONE;
         *out = r;
         return MC_OK;
     }
-    s = mc_program_cache_get(comm, plan, chunk, &r->cached);
-    if (s)
-        goto err;
-    r->prog = r->cached->prog;
-    if ((s = prepare(r, src, dst)))
+    if ((comm->tp && (s = assign_ids(r, r->prog->member))) || (s = prepare(r, src, dst)))
         goto err;
     r->units_left = r->prog->units;
     link_request(r);
     if (!comm->tp) {
-        if ((s = make_tasks(r)))
-            goto err_unlink;
+        r->job.run = run_task;
+        r->job.ntasks = r->prog->ntasks;
         r->phase = PHASE_RUNNING;
         mc_pool_submit(comm->pool, &r->job);
     } else if (r->nmembers > 1) {
@@ -847,6 +817,8 @@ mc_status_t mc_request_test(mc_request_t *r)
 {
     if (!r)
         return mc_error(MC_ERR_INVALID, "request must not be NULL");
+    if (!r->comm) /* over since its communicator was destroyed */
+        return outcome(r);
     mc_comm_lock(r->comm);
     if (r->job.run) {
         if (r->phase == PHASE_RUNNING && mc_pool_finished(r->comm->pool, &r->job))
@@ -884,6 +856,8 @@ mc_status_t mc_request_wait(mc_request_t *r)
 {
     if (!r)
         return mc_error(MC_ERR_INVALID, "request must not be NULL");
+    if (!r->comm)
+        return outcome(r);
     mc_comm_lock(r->comm);
     mc_status_t s = wait_locked(r);
     mc_comm_unlock(r->comm);
@@ -895,6 +869,10 @@ void mc_request_free(mc_request_t *r)
     if (!r)
         return;
     mc_comm_t *c = r->comm;
+    if (!c) {
+        request_release(r);
+        return;
+    }
     mc_comm_lock(c);
     if (r->phase < PHASE_DONE)
         wait_locked(r);

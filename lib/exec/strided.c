@@ -23,11 +23,10 @@
 #define MC_STREAM_MIN_BYTES ((int64_t)16 << 20)
 #define MC_STREAM_MIN_RUN 256
 
-void mc_strided_init(mc_strided_t *s, void *tile_base, const mc_box_t *tile, const mc_box_t *box,
-                     int ndim, size_t elem_size)
+void mc_strided_shape(mc_strided_t *s, const mc_box_t *tile, const mc_box_t *box, int ndim,
+                      size_t elem_size)
 {
     memset(s, 0, sizeof *s);
-    s->base = tile_base;
     s->ndim = 1;
     s->stride[0] = 1;
     assert(ndim >= 0 && ndim <= MC_MAX_NDIM);
@@ -36,7 +35,7 @@ void mc_strided_init(mc_strided_t *s, void *tile_base, const mc_box_t *tile, con
     for (int d = 0; d < ndim; d++) {
         assert(tile->lo[d] <= box->lo[d] && box->hi[d] <= tile->hi[d]);
         if (box->hi[d] <= box->lo[d])
-            return; /* empty box; base stays tile_base so no pointer leaves the tile */
+            return; /* empty box; offset 0 so no pointer leaves the tile */
     }
     /* Merged dims, innermost first. The element itself is a dim of elem_size bytes at
      * stride 1, so the innermost tensor dim folds into it like any contiguous dim. */
@@ -62,7 +61,7 @@ void mc_strided_init(mc_strided_t *s, void *tile_base, const mc_box_t *tile, con
     /* At most ndim dims survive: the element dim always merges with the first dim of
      * extent > 1 when there is one. */
     assert(m <= MC_MAX_NDIM);
-    s->base = (char *)tile_base + start;
+    s->offset = start;
     s->ndim = m;
     s->bytes = 1;
     for (int i = 0; i < m; i++) {
@@ -71,6 +70,20 @@ void mc_strided_init(mc_strided_t *s, void *tile_base, const mc_box_t *tile, con
         s->bytes *= cnt[m - 1 - i];
     }
     s->run_bytes = s->count[m - 1];
+}
+
+mc_strided_t mc_strided_bind(const mc_strided_t *shape, void *tile_base)
+{
+    mc_strided_t s = *shape;
+    s.base = (char *)tile_base + s.offset;
+    return s;
+}
+
+void mc_strided_init(mc_strided_t *s, void *tile_base, const mc_box_t *tile, const mc_box_t *box,
+                     int ndim, size_t elem_size)
+{
+    mc_strided_shape(s, tile, box, ndim, elem_size);
+    s->base = (char *)tile_base + s->offset;
 }
 
 /* Splits byte offset off (< bytes) into outer-dim indices (idx[0..ndim-2]), the byte offset

@@ -12,6 +12,7 @@
 
 typedef struct {
     char *base;                  /* address of the box's first element */
+    int64_t offset;              /* of the box's first element from the tile's start */
     int ndim;                    /* after merging, >= 1 */
     int64_t count[MC_MAX_NDIM];  /* extent per merged dim, outer first; count[ndim-1] is
                                     the innermost run in bytes */
@@ -25,6 +26,12 @@ typedef struct {
  * box gives bytes == 0. */
 void mc_strided_init(mc_strided_t *s, void *tile_base, const mc_box_t *tile, const mc_box_t *box,
                      int ndim, size_t elem_size);
+/* The same description without a tile (base NULL): its geometry depends on shapes alone,
+ * so programs keep it and each execution only binds it to the caller's tile. */
+void mc_strided_shape(mc_strided_t *s, const mc_box_t *tile, const mc_box_t *box, int ndim,
+                      size_t elem_size);
+/* shape placed on the tile stored at tile_base. */
+mc_strided_t mc_strided_bind(const mc_strided_t *shape, void *tile_base);
 
 /* Pointer to bytes [off, off+len) of the box when they are contiguous in memory, else NULL.
  * The whole box is contiguous when run_bytes == bytes. */

@@ -17,7 +17,9 @@
  * chunk also books bytes / H of its host's time, in start order, and holds its ports until
  * that booking ends too. NIC chunks book nothing: the NIC's own rate limits them. A machine
  * bandwidth M (hosts emulated on one machine, whose cores do every host's copies) is one
- * more such booking, shared by the intra-host chunks of all hosts. */
+ * more such booking, shared by the intra-host chunks of all hosts; with a machine message
+ * cost, each of those chunks books that much more machine time (the cores' work per
+ * message, whatever its size: waking the receiver, matching, bookkeeping). */
 #include <stdlib.h>
 #include "heap.h"
 #include "plan_internal.h"
@@ -47,6 +49,7 @@ typedef struct {
     double inv_host;     /* seconds per byte of host bandwidth; 0 when unlimited */
     double machine_free; /* end of the machine's booked time */
     double inv_machine;  /* seconds per byte of machine bandwidth; 0 when unlimited */
+    double machine_msg;  /* machine seconds per intra-host chunk */
     int64_t seq;
     double makespan;
 } sim_t;
@@ -74,13 +77,15 @@ static mc_status_t make_ready(sim_t *s, int64_t e, int64_t k)
     return mc_heap_push(&s->waiting[s->edges[e].r_send], (mc_heap_item_t){offset, e, e, k});
 }
 
-/* Books bytes of a shared bandwidth (inv seconds per byte, 0 = unlimited) from start on,
- * after its last booking *free_at; returns until, or the booking's end if later. */
-static double book(double *free_at, double inv, double start, double bytes, double until)
+/* Books bytes of a shared bandwidth (inv seconds per byte, 0 = unlimited) plus fixed
+ * seconds from start on, after its last booking *free_at; returns until, or the booking's
+ * end if later. */
+static double book(double *free_at, double inv, double fixed, double start, double bytes,
+                   double until)
 {
     if (inv <= 0)
         return until;
-    *free_at = (*free_at > start ? *free_at : start) + bytes * inv;
+    *free_at = (*free_at > start ? *free_at : start) + bytes * inv + fixed;
     return *free_at > until ? *free_at : until;
 }
 
@@ -114,8 +119,9 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
     double bytes = chunk_bytes(f, cand[best].b);
     double busy_until = best_start + bytes * e->inv_bw;
     if (e->host >= 0)
-        busy_until = book(&s->machine_free, s->inv_machine, best_start, bytes,
-                          book(&s->host_free[e->host], s->inv_host, best_start, bytes, busy_until));
+        busy_until =
+            book(&s->machine_free, s->inv_machine, s->machine_msg, best_start, bytes,
+                 book(&s->host_free[e->host], s->inv_host, 0, best_start, bytes, busy_until));
     double arrival = busy_until + e->latency;
     s->free_at[e->r_recv] = busy_until;
     s->free_at[r] = busy_until;
@@ -229,6 +235,7 @@ mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
     double host_bw = mc_topology_host_bandwidth(plan->topo);
     s.inv_host = host_bw > 0 ? 1.0 / host_bw : 0;
     s.inv_machine = plan->topo->machine_bw > 0 ? 1.0 / plan->topo->machine_bw : 0;
+    s.machine_msg = plan->topo->machine_msg_s;
     if (!s.edges || !s.children || !s.waiting || !s.free_at || !s.busy || !s.host_free) {
         st = MC_ERR_NOMEM;
         goto out;

@@ -19,7 +19,7 @@ static const mc_setting_t settings[] = {
      0},
     {"THREADS", "0", "worker threads copying for an in-process rank; 0 = one per CPU, at most 8",
      MC_SETTING_INTEGER, 0, 256},
-    {"PROGRESS", "caller",
+    {"PROGRESS", "thread",
      "who advances started reshards: caller (inside test/wait calls) or thread (a progress "
      "thread per communicator, while the caller computes)",
      MC_SETTING_TEXT, 0, 0},

@@ -1,7 +1,9 @@
 /* The execution API's contract: bad arguments, several reshards in flight on one
  * communicator, plan mismatch detected at start on every rank, a silent peer failing the
- * request within the timeout with a message naming it, and a failed communicator refusing
- * new work. Ranks are threads sharing an mc_world_t. */
+ * request within the timeout with a message naming it, a failed communicator refusing
+ * new work, and requests outliving their communicator (tested, waited for and freed after
+ * mc_comm_destroy; ASan checks they touch nothing freed). Ranks are threads sharing an
+ * mc_world_t. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -127,6 +129,7 @@ typedef struct {
     int rank;
     case_t *a, *b; /* two reshards in flight (b may be NULL) */
     int skip;      /* this rank never starts (a silent peer) */
+    int destroy;   /* destroys the communicator right after the starts */
     mc_status_t status;
     char error[512];
     double seconds;
@@ -153,6 +156,13 @@ static void *rank_main(void *arg)
         r->status = mc_reshard_start(comm, r->a->plan, r->a->sbuf, r->a->dbuf, NULL, &ra);
     if (!r->status && r->b)
         r->status = mc_reshard_start(comm, r->b->plan, r->b->sbuf, r->b->dbuf, NULL, &rb);
+    if (!r->status && r->destroy) { /* the requests outlive it: failed, or done already */
+        mc_comm_destroy(comm);
+        comm = NULL;
+        r->status = mc_request_test(ra);
+        assert_int_equal(mc_request_wait(ra), r->status);
+        assert_int_not_equal(r->status, MC_INPROGRESS);
+    }
     if (!r->status && rb) {
         while ((r->status = mc_request_test(rb)) == MC_INPROGRESS)
             ;
@@ -248,13 +258,43 @@ static void test_silent_peer(void **state)
     case_free(&a);
 }
 
+static void test_free_after_destroy(void **state)
+{
+    (void)state;
+    case_t c;
+    case_make(&c, "S0R", "RS0", "meshcast");
+    mc_comm_t *comm;
+    mc_request_t *done, *running;
+    assert_int_equal(mc_comm_create(NULL, &comm), MC_OK);
+    assert_int_equal(mc_reshard_start(comm, c.plan, c.sbuf, c.dbuf, NULL, &done), MC_OK);
+    assert_int_equal(mc_request_wait(done), MC_OK);
+    assert_int_equal(mc_reshard_start(comm, c.plan, c.sbuf, c.dbuf, NULL, &running), MC_OK);
+    mc_comm_destroy(comm); /* one rank: the copies finish first */
+    assert_int_equal(mc_request_test(done), MC_OK);
+    assert_int_equal(mc_request_test(running), MC_OK);
+    assert_int_equal(mc_request_wait(running), MC_OK);
+    mc_request_free(running);
+    mc_request_free(done);
+    assert_int_equal(case_wrong(&c), 0);
+    /* several ranks: destroyed with the reshard in flight, it fails (or had finished) */
+    rank_t ranks[4] = {{0}};
+    for (int i = 0; i < 4; i++) {
+        ranks[i].a = &c;
+        ranks[i].destroy = 1;
+    }
+    run_ranks(ranks, 4);
+    for (int i = 0; i < 4; i++)
+        if (ranks[i].status)
+            printf("rank %d: %s\n", i, ranks[i].error);
+    case_free(&c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_bad_arguments),
-        cmocka_unit_test(test_two_in_flight),
-        cmocka_unit_test(test_mismatch),
-        cmocka_unit_test(test_silent_peer),
+        cmocka_unit_test(test_bad_arguments),      cmocka_unit_test(test_two_in_flight),
+        cmocka_unit_test(test_mismatch),           cmocka_unit_test(test_silent_peer),
+        cmocka_unit_test(test_free_after_destroy),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

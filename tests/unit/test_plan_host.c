@@ -170,6 +170,47 @@ static void test_machine(void **state)
     }
 }
 
+/* A machine message cost: every intra-host chunk books that much more machine time, so
+ * the 1-host ring (all of its chunks intra-host, serialized on the machine) takes
+ * chunks * message longer; the bound does not count it (still a lower bound). */
+static void test_machine_message(void **state)
+{
+    (void)state;
+    mc_topology_t *t = parse("machine bandwidth=2GB/s message=100us\n"), *u = NULL;
+    assert_true(t->machine_msg_s == 100e-6);
+    char buf[1024] = "";
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    assert_int_equal(mc_topology_write(t, f), MC_OK);
+    fclose(f);
+    if (!strstr(buf, "machine bandwidth=2GB/s message=100us\n"))
+        fail_msg("written: %s", buf);
+    assert_int_equal(mc_topology_parse(buf, "w.topo", &u), MC_OK);
+    assert_true(u->machine_msg_s == 100e-6);
+    mc_topology_destroy(u);
+    mc_plan_stats_t st = ring_on(t, 1);
+    mc_topology_destroy(t);
+    t = parse("machine bandwidth=2GB/s\n");
+    mc_plan_stats_t plain = ring_on(t, 1);
+    mc_topology_destroy(t);
+    assert_true(st.chunks > 4);
+    expect_near(st.estimate_s, 64 * MIB / 2e9 + (double)st.chunks * 100e-6, "message 100 us");
+    assert_true(st.lower_bound_s == plain.lower_bound_s);
+
+    static const char *const bad[][2] = {
+        {"machine bandwidth=1GB/s message=\n", "machine message needs a time"},
+        {"machine bandwidth=1GB/s message=-1us\n", "non-negative"},
+        {"machine bandwidth=1GB/s message=1us x\n", "unexpected 'x' after machine"},
+        {"host bandwidth=1GB/s message=1us\n", "unexpected 'message=1us' after host"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "%s%s", topo_text, bad[i][0]);
+        assert_int_equal(mc_topology_parse(text, "t.topo", &u), MC_ERR_INVALID);
+        if (!strstr(mc_last_error(), bad[i][1]))
+            fail_msg("'%s': error '%s' lacks '%s'", bad[i][0], mc_last_error(), bad[i][1]);
+    }
+}
+
 static void test_ring(void **state)
 {
     (void)state;
@@ -197,6 +238,7 @@ int main(void)
         cmocka_unit_test(test_parse_write),
         cmocka_unit_test(test_ring),
         cmocka_unit_test(test_machine),
+        cmocka_unit_test(test_machine_message),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
