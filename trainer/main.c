@@ -87,6 +87,12 @@ static void check_pipeline(const tr_options *o)
                   mc_sched_kind_name(o->kind), o->stages, o->micro, mc_last_error());
     mc_schedule_info(s, &info);
     mc_schedule_destroy(s);
+    /* up to 4 reshards per microbatch and chunk (activation and gradient in and out) in
+     * flight on a rank; a communicator keeps 255 (the executor checks skip tensors too) */
+    if (4 * info.chunks * o->micro > 255)
+        die_usage("--microbatches %d is too many for %s: a rank keeps up to %d reshards per "
+                  "microbatch in flight and a communicator at most 255 (use at most %d)",
+                  o->micro, mc_sched_kind_name(o->kind), 4 * info.chunks, 255 / (4 * info.chunks));
     if (info.nstages > o->cfg.blocks + 2)
         die_usage("--schedule %s on %d ranks has %d stages, more than the model's %d layers "
                   "(--layers + 2)",

@@ -1,70 +1,10 @@
-#include "pipeline.h"
+#include "pipeline_internal.h"
 
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-/* At most this many requests in flight on a communicator (include/meshcast/reshard.h). */
-#define MAX_INFLIGHT 255
-
-typedef struct {
-    int first, last, rank; /* layers [first, last) */
-} stage_t;
-
-/* One tensor crossing ranks for one microbatch: a reshard of its own. */
-typedef struct {
-    int from, to; /* producing and consuming stage */
-    int src, dst; /* their ranks */
-    int mb, grad;
-    int edge;  /* -1: the chain tensor between neighbour stages; else a skip edge of the model */
-    int after; /* receiver: its action after which it starts its side (-1: at the top) */
-} xfer_t;
-
-enum { XS_IDLE, XS_RUNNING, XS_DONE };
-enum { IN_COMPUTE, IN_START, IN_WAIT };
-typedef struct {
-    int kind, index; /* index: of the action (compute) or of the transfer */
-} instr_t;
-
-enum { EV_COMPUTE, EV_WAIT, EV_RESHARD };
-typedef struct {
-    double t0, t1;
-    int32_t kind, rank, step, index; /* index: action (compute) or transfer */
-} event_t;
-
-struct tr_pipe {
-    tr_model *m;
-    mc_comm_t *comm;
-    tr_pipe_config cfg;
-    int rank, nranks, nstages, M;
-    mc_schedule_t *sched;
-    const mc_sched_action_t *acts; /* this rank's list */
-    size_t nacts;
-    stage_t *stages;
-    xfer_t *x; /* every transfer of the step, in the order of the dry run's sends */
-    int nx;
-    int *key_first, *key_n; /* per (stage pair, microbatch, direction): its transfers */
-    instr_t *prog;
-    int nprog;
-    int *mine, nmine; /* transfers this rank takes part in */
-    mc_topology_t *topo;
-    mc_layout_t **layout;             /* per rank: its one-device mesh holding a [B*T, C] f32 */
-    mc_plan_t **plan;                 /* per ordered rank pair */
-    tr_acts **a;                      /* per microbatch, shared by this rank's stages */
-    float **in, **out, **dout, **din; /* per stage and microbatch: boundary tensors */
-    unsigned char *owned;             /* per parameter: in one of this rank's stages */
-    float *loss;                      /* per microbatch, on the last stage's rank */
-    mc_request_t **req;               /* per transfer */
-    int *state;
-    double *t_start, *t_done; /* this rank's start, and when it saw the transfer done */
-    double *times;            /* per transfer: sender's start, receiver's done and wait */
-    double compute_s;
-    double wait_s;
-    event_t *ev;
-    int nev, cap, step;
-};
 
 static double now(void)
 {
@@ -90,18 +30,14 @@ static int stage_of_layer(const tr_pipe *p, int layer)
     return p->nstages - 1;
 }
 
-/* The tensors a link between stages lo < hi moves: the chain tensor between neighbours,
- * then every skip edge of the model from lo to hi. */
-static int link_tensors(const tr_pipe *p, int lo, int hi, int *edges)
+/* Whether a link between stages lo < hi moves tensor `edge`: the chain tensor (-1) between
+ * neighbours, and every skip edge of the model from lo to hi. */
+static int link_moves(const tr_pipe *p, int lo, int hi, int edge)
 {
-    int n = 0;
-    if (hi == lo + 1)
-        edges[n++] = -1;
-    for (int e = 0; e < p->m->nskips; e++)
-        if (stage_of_layer(p, p->m->skip_from[e]) == lo &&
-            stage_of_layer(p, p->m->skip_to[e]) == hi)
-            edges[n++] = e;
-    return n;
+    if (edge < 0)
+        return hi == lo + 1;
+    return stage_of_layer(p, p->m->skip_from[edge]) == lo &&
+           stage_of_layer(p, p->m->skip_to[edge]) == hi;
 }
 
 static int is_send(mc_sched_op_t op)
@@ -123,14 +59,14 @@ static int link_key(const tr_pipe *p, const mc_sched_action_t *a)
 static int add_xfers(tr_pipe *p, const mc_sched_action_t *a, int key, int after)
 {
     int lo = a->stage < a->peer ? a->stage : a->peer, hi = a->stage ^ a->peer ^ lo;
-    int edges[1 + 64], n = link_tensors(p, lo, hi, edges);
-    xfer_t *x = realloc(p->x, (size_t)(p->nx + n + 1) * sizeof(*x));
+    xfer_t *x = realloc(p->x, (size_t)(p->nx + 1 + p->m->nskips) * sizeof(*x));
     if (!x)
         return -1;
     p->x = x;
     p->key_first[key] = p->nx;
-    p->key_n[key] = n;
-    for (int i = 0; i < n; i++) {
+    for (int e = -1; e < p->m->nskips; e++) {
+        if (!link_moves(p, lo, hi, e))
+            continue;
         xfer_t *t = &p->x[p->nx++];
         t->from = a->grad ? hi : lo;
         t->to = a->grad ? lo : hi;
@@ -138,9 +74,10 @@ static int add_xfers(tr_pipe *p, const mc_sched_action_t *a, int key, int after)
         t->dst = p->stages[t->to].rank;
         t->mb = a->microbatch;
         t->grad = a->grad;
-        t->edge = edges[i];
+        t->edge = e;
         t->after = after;
     }
+    p->key_n[key] = p->nx - p->key_first[key];
     return 0;
 }
 
@@ -352,6 +289,11 @@ int tr_pipe_create(tr_model *m, mc_comm_t *comm, const tr_pipe_config *cfg, tr_p
     p->rank = mc_comm_rank(comm);
     p->nranks = mc_comm_nranks(comm);
     p->M = cfg->microbatches;
+    if (p->M < 1 || 2 * p->M > MAX_INFLIGHT) /* each microbatch: an activation and a gradient */
+        return fail(err, len,
+                    "%d microbatches need more than the %d reshards a communicator "
+                    "keeps in flight",
+                    p->M, MAX_INFLIGHT);
 
     /* stages first (without skips) to learn their count and placement */
     mc_schedule_info_t info;
@@ -515,21 +457,6 @@ out:
     return rc;
 }
 
-static void record(tr_pipe *p, int kind, int index, double t0, double t1)
-{
-    if (!p->cfg.trace)
-        return;
-    if (p->nev == p->cap) {
-        int cap = p->cap ? 2 * p->cap : 256;
-        event_t *ev = realloc(p->ev, (size_t)cap * sizeof(*ev));
-        if (!ev)
-            return; /* the trace loses events; the step goes on */
-        p->ev = ev;
-        p->cap = cap;
-    }
-    p->ev[p->nev++] = (event_t){t0, t1, kind, p->rank, p->step, index};
-}
-
 /* The transfer's tile on this rank: what it sends from or receives into. */
 static float *xfer_buffer(tr_pipe *p, const xfer_t *x)
 {
@@ -549,7 +476,7 @@ static void finish(tr_pipe *p, int i, double t)
     p->t_done[i] = t;
     if (p->x[i].dst == p->rank)
         p->times[3 * i + 1] = t;
-    record(p, EV_RESHARD, i, p->t_start[i], t);
+    tr_pipe_record(p, EV_RESHARD, i, p->t_start[i], t);
 }
 
 /* Notes the requests that completed while the rank computed. */
@@ -572,7 +499,7 @@ static int wait_request(tr_pipe *p, int i, char *err, size_t len)
     p->wait_s += t1 - t0;
     if (p->x[i].dst == p->rank)
         p->times[3 * i + 2] += t1 - t0;
-    record(p, EV_WAIT, i, t0, t1);
+    tr_pipe_record(p, EV_WAIT, i, t0, t1);
     if (s)
         return fail(err, len, "reshard %d->%d: %s", p->x[i].src, p->x[i].dst, mc_last_error());
     finish(p, i, t1);
@@ -669,7 +596,7 @@ int tr_pipe_step(tr_pipe *p, tr_adamw *o, const int *tokens, const int *targets,
             compute(p, a, tokens, targets);
             double t1 = now();
             p->compute_s += t1 - t0;
-            record(p, EV_COMPUTE, in->index, t0, t1);
+            tr_pipe_record(p, EV_COMPUTE, in->index, t0, t1);
             poll_requests(p);
         }
     }
@@ -712,84 +639,4 @@ int tr_pipe_step(tr_pipe *p, tr_adamw *o, const int *tokens, const int *targets,
     free(all);
     p->step++;
     return 0;
-}
-
-static void write_event(const tr_pipe *p, FILE *f, const event_t *e, double t0, int id)
-{
-    const double ts = (e->t0 - t0) * 1e6, dur = (e->t1 - e->t0) * 1e6;
-    char name[96];
-    if (e->kind == EV_COMPUTE) {
-        const mc_sched_action_t *list;
-        size_t n;
-        mc_schedule_actions(p->sched, e->rank, &list, &n);
-        mc_sched_action_format(&list[e->index], name, sizeof(name));
-    } else {
-        const xfer_t *x = &p->x[e->index];
-        char edge[16] = "";
-        if (x->edge >= 0)
-            snprintf(edge, sizeof(edge), "skip%d ", x->edge);
-        snprintf(name, sizeof(name), "%s%s %d->%d mb%d", edge, x->grad ? "grad" : "act", x->from,
-                 x->to, x->mb);
-    }
-    if (e->kind == EV_RESHARD)
-        fprintf(f,
-                ",\n{\"name\":\"%s\",\"cat\":\"reshard\",\"ph\":\"b\",\"id\":%d,\"pid\":%d,"
-                "\"tid\":1,\"ts\":%.3f,\"args\":{\"step\":%d}},\n"
-                "{\"name\":\"%s\",\"cat\":\"reshard\",\"ph\":\"e\",\"id\":%d,\"pid\":%d,"
-                "\"tid\":1,\"ts\":%.3f}",
-                name, id, e->rank, ts, e->step, name, id, e->rank, ts + dur);
-    else
-        fprintf(f,
-                ",\n{\"name\":\"%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,"
-                "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"step\":%d}}",
-                e->kind == EV_WAIT ? "wait " : "", name, e->kind == EV_WAIT ? "wait" : "compute",
-                e->rank, ts, dur, e->step);
-}
-
-int tr_pipe_write_trace(tr_pipe *p, FILE *f, char *err, size_t len)
-{
-    const int n = p->nranks;
-    int64_t mine = p->nev, *counts = calloc((size_t)n, sizeof(int64_t)), most = 0;
-    event_t *all = NULL, *pad = NULL;
-    int rc = -1;
-    if (!counts || mc_comm_allgather(p->comm, &mine, counts, sizeof(mine)))
-        goto out;
-    for (int r = 0; r < n; r++)
-        most = counts[r] > most ? counts[r] : most;
-    pad = calloc((size_t)most + 1, sizeof(*pad));
-    all = calloc((size_t)most * n + 1, sizeof(*all));
-    if (!pad || !all)
-        goto out;
-    if (p->nev)
-        memcpy(pad, p->ev, (size_t)p->nev * sizeof(*pad));
-    if (mc_comm_allgather(p->comm, pad, all, (size_t)most * sizeof(*pad)))
-        goto out;
-    rc = 0;
-    if (!f)
-        goto out;
-    double t0 = 0.0;
-    for (int r = 0; r < n; r++)
-        for (int64_t i = 0; i < counts[r]; i++)
-            if (t0 == 0.0 || all[r * most + i].t0 < t0)
-                t0 = all[r * most + i].t0;
-    fputs("{\"traceEvents\":[", f);
-    for (int r = 0; r < n; r++) {
-        fprintf(f,
-                "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"rank "
-                "%d\"}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":"
-                "{\"name\":\"compute and waits\"}},\n{\"name\":\"thread_name\",\"ph\":\"M\","
-                "\"pid\":%d,\"tid\":1,\"args\":{\"name\":\"reshards\"}}",
-                r ? "," : "", r, r, r, r);
-        for (int64_t i = 0; i < counts[r]; i++)
-            write_event(p, f, &all[r * most + i], t0, (int)(r * most + i));
-    }
-    fprintf(f, "\n]}\n");
-    rc = ferror(f) ? -1 : 0;
-out:
-    if (rc)
-        fail(err, len, "trace: %s", mc_last_error());
-    free(counts);
-    free(pad);
-    free(all);
-    return rc;
 }

@@ -55,6 +55,8 @@ bad "--transport must be threads or ucx" --transport mpi
 bad "needs at least 2 stages" --stages 1 --transport ucx
 bad "more than the model's 4 layers" "${tiny[@]}" --stages 4 --schedule zb-v --microbatches 4
 bad "--trace needs a pipeline" --trace "$tmp/t.json"
+bad "use at most 63" --stages 2 --batch 64 --microbatches 64
+bad "use at most 31" --stages 2 --batch 64 --microbatches 32 --schedule zb-v
 
 "$train" --help | grep -q -- "--microbatches" || fail "--help lacks --microbatches"
 
