@@ -2,12 +2,13 @@
  *
  * The schedule (include/meshcast/schedule.h) has p ranks and p*v stages; stage s is the
  * contiguous layer range [s*n/S, (s+1)*n/S) of the model's n layers (S = p*v stages) and
- * runs on the rank mc_schedule_stage_rank gives. Each rank is a one-device mesh. A rank
- * walks its action list with real compute (tr_stage_forward / tr_stage_backward) and moves
- * every tensor that crosses ranks (activations, their gradients, U-transformer skip tensors
- * and their gradients) with a meshcast reshard: the sender starts it at its SEND action, the
- * receiver waits for it at its RECV action. Tensors between two stages on one rank are not
- * moved: the stages share buffers.
+ * runs on the rank mc_schedule_stage_rank gives. Each rank is a one-device mesh, on a host
+ * of its own of the cpu-testbed profile (the plans' topology). A rank walks its action list
+ * with real compute (tr_stage_forward / tr_stage_backward) and moves every tensor that
+ * crosses ranks (activations, their gradients, U-transformer skip tensors and their
+ * gradients) with a meshcast reshard: the sender starts it at its SEND action, the receiver
+ * waits for it at its RECV action. Tensors between two stages on one rank are not moved:
+ * the stages share buffers.
  *
  * Every rank holds the whole model (same seed) but computes, accumulates and updates only
  * its stages' layers; the batch is sampled identically on every rank. */
@@ -26,8 +27,7 @@ typedef struct {
     int micro_batch;  /* B: sequences per microbatch */
     mc_strategy_t strategy;
     mc_sender_choice_t sender;
-    const char *topology; /* profile or .topo path; NULL: cpu-testbed with one host per rank */
-    int trace;            /* record events for tr_pipe_write_trace */
+    int trace; /* record events for tr_pipe_write_trace */
 } tr_pipe_config;
 
 /* One step, over all ranks. */
