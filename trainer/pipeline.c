@@ -93,60 +93,115 @@ static int add_xfers(tr_pipe *p, const mc_sched_action_t *a, int key, int after)
     return 0;
 }
 
-/* Runs every rank's list with blocking receives, round robin, to fix one global order of
- * the sends. Reshards between two ranks must start in the same order on both, and the
- * receiver has no action of its own for its start: it starts its side of a transfer right
- * after its last send to the sender that came before it in that order (or at the top).
- * That is before its receive, since the receive ran after the send in the dry run. */
+/* A send of the dry run: when (in planning cost units) and in which order it ran. */
+typedef struct {
+    const mc_sched_action_t *a;
+    int key, rank, peer, pos; /* pos: the action's index in its rank's list */
+    double time;
+    int seq;
+} send_t;
+
+static int by_time(const void *x, const void *y)
+{
+    const send_t *a = x, *b = y;
+    if (a->time != b->time)
+        return a->time < b->time ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* Planning costs: the schedule library's F = 1, B = 2; I runs the whole backward here and
+ * W nothing (see compute). */
+static double cost(mc_sched_op_t op)
+{
+    return op == MC_SCHED_F ? 1.0 : op == MC_SCHED_B || op == MC_SCHED_I ? 2.0 : 0.0;
+}
+
+/* Reshards between two ranks must start in the same order on both, and the receiver has no
+ * action of its own for its start. So the executor fixes one order of the sends: it runs
+ * every rank's list with blocking receives and the planning costs (a dry run, round robin),
+ * and orders the sends by the time they ran, then by the order the dry run met them. A
+ * receiver starts its side of a transfer right after its own last send to that sender that
+ * comes earlier in the order (or at the top of the step). That is before its receive: the
+ * receive ran at or after the send in the dry run, and those own sends before it. Ordering
+ * by time rather than by the round robin lets receivers start as early as the timing
+ * allows; the round robin alone put, under eager-1f1b, the next activation behind the
+ * receiver's gradient sends, so it waited for the receiver to start. */
 static int dry_run(tr_pipe *p, char *err, size_t len)
 {
     const int n = p->nranks;
     const mc_sched_action_t **list = calloc((size_t)n, sizeof(*list));
-    size_t *count = calloc((size_t)n, sizeof(*count)), *pc = calloc((size_t)n, sizeof(*pc));
-    int *last_send = malloc((size_t)n * n * sizeof(int)), rc = -1;
-    if (!list || !count || !pc || !last_send)
+    size_t *count = calloc((size_t)n, sizeof(*count)), *pc = calloc((size_t)n, sizeof(*pc)),
+           total = 0;
+    double *clock = calloc((size_t)n, sizeof(double));
+    int *last_send = malloc((size_t)n * n * sizeof(int)), nsends = 0, rc = -1;
+    send_t *sends = NULL;
+    const size_t nkeys = (size_t)p->nstages * p->nstages * p->M * 2;
+    double *sent_at = malloc(nkeys * sizeof(double)); /* per key; -1 until sent */
+    if (!list || !count || !pc || !clock || !last_send || !sent_at)
         goto out;
-    for (int i = 0; i < n * n; i++)
-        last_send[i] = -1;
-    for (int r = 0; r < n; r++)
+    for (size_t k = 0; k < nkeys; k++)
+        sent_at[k] = -1.0;
+    for (int r = 0; r < n; r++) {
         if (mc_schedule_actions(p->sched, r, &list[r], &count[r]))
             goto out;
+        total += count[r];
+    }
+    if (!(sends = calloc(total + 1, sizeof(*sends))))
+        goto out;
     for (int moved = 1; moved;) {
         moved = 0;
         for (int r = 0; r < n; r++)
             for (; pc[r] < count[r]; pc[r]++, moved = 1) {
                 const mc_sched_action_t *a = &list[r][pc[r]];
                 if (a->op == MC_SCHED_F || a->op == MC_SCHED_B || a->op == MC_SCHED_I ||
-                    a->op == MC_SCHED_W)
+                    a->op == MC_SCHED_W) {
+                    clock[r] += cost(a->op);
                     continue;
+                }
                 if (!is_send(a->op) && !is_recv(a->op)) {
                     char text[64];
                     mc_sched_action_format(a, text, sizeof(text));
                     fail(err, len, "schedule action %s is not supported by the executor", text);
                     goto out;
                 }
-                int key = link_key(p, a), peer = p->stages[a->peer].rank;
+                int key = link_key(p, a);
                 if (is_recv(a->op)) {
-                    if (p->key_first[key] < 0)
+                    if (sent_at[key] < 0.0)
                         break; /* not sent yet */
+                    clock[r] = clock[r] > sent_at[key] ? clock[r] : sent_at[key];
                     continue;
                 }
-                if (add_xfers(p, a, key, last_send[peer * n + r]))
-                    goto out;
-                last_send[r * n + peer] = (int)pc[r];
+                sent_at[key] = clock[r];
+                sends[nsends] =
+                    (send_t){a, key, r, p->stages[a->peer].rank, (int)pc[r], clock[r], nsends};
+                nsends++;
             }
     }
-    rc = 0;
     for (int r = 0; r < n; r++)
-        if (pc[r] < count[r])
-            rc = fail(err, len, "the schedule's lists deadlock at rank %d", r);
+        if (pc[r] < count[r]) {
+            fail(err, len, "the schedule's lists deadlock at rank %d", r);
+            goto out;
+        }
+    qsort(sends, (size_t)nsends, sizeof(*sends), by_time);
+    for (int i = 0; i < n * n; i++)
+        last_send[i] = -1;
+    for (int i = 0; i < nsends; i++) {
+        const send_t *t = &sends[i];
+        if (add_xfers(p, t->a, t->key, last_send[t->peer * n + t->rank]))
+            goto out;
+        last_send[t->rank * n + t->peer] = t->pos;
+    }
+    rc = 0;
 out:
     if (rc && !err[0])
         fail(err, len, "out of memory");
     free(list);
     free(count);
     free(pc);
+    free(clock);
     free(last_send);
+    free(sent_at);
+    free(sends);
     return rc;
 }
 
