@@ -1,10 +1,12 @@
-/* meshcast-train: trains a small byte-level GPT or U-transformer on one core, one process.
+/* meshcast-train: trains a small byte-level GPT or U-transformer, in one process or as a
+ * pipeline of --stages ranks (run_pipeline.c).
  * Bad input: exit 2 and one line "meshcast-train: ..." on stderr, nothing on stdout. */
 #include "checkpoint.h"
 #include "data.h"
 #include "kernels.h"
 #include "model.h"
 #include "optim.h"
+#include "options.h"
 #include "train.h"
 
 #include <errno.h>
@@ -17,14 +19,6 @@
 #include <time.h>
 
 #define DEFAULT_DATA "/usr/share/common-licenses/GPL-3"
-
-typedef struct {
-    tr_config cfg;
-    int batch, micro, steps, eval, json, resume;
-    float lr;
-    uint64_t seed;
-    const char *data, *ckdir;
-} options;
 
 static const char USAGE[] =
     "usage: meshcast-train [options]\n"
@@ -42,7 +36,15 @@ static const char USAGE[] =
     "  --eval N                  held-out sequences for the final validation loss (default 64)\n"
     "  --checkpoint-dir DIR      save DIR/checkpoint.bin after the last step\n"
     "  --resume                  first load DIR/checkpoint.bin and continue from its step\n"
-    "  --json                    one JSON object per line instead of text\n";
+    "  --json                    one JSON object per line instead of text\n"
+    "pipeline parallelism (one device per rank):\n"
+    "  --stages P                pipeline ranks (default 1: one process, no schedule)\n"
+    "  --schedule NAME           gpipe, 1f1b, eager-1f1b, interleaved-1f1b, zb-h1, zb-h2, zb-v\n"
+    "                            (default 1f1b); --microbatches is its microbatch count\n"
+    "  --strategy NAME           reshard strategy: send_recv, broadcast, meshcast (default)\n"
+    "  --transport threads|ucx   ranks as threads of this process (default), or this process\n"
+    "                            as one UCX rank (mpirun, or MESHCAST_RANK/NRANKS/ROOT)\n"
+    "  --trace FILE              write a Chrome trace of the run (compute, reshards, waits)\n";
 
 static void die_usage(const char *fmt, ...)
 {
@@ -65,23 +67,75 @@ static long long parse_int(const char *opt, const char *s, long long lo, long lo
     return v;
 }
 
-static options parse(int argc, char **argv)
+/* The schedule must exist for these ranks and microbatches, and every stage needs a layer. */
+static void check_pipeline(const tr_options *o)
 {
-    options o = {.cfg = {TR_ARCH_GPT, 4, 64, 4, 64, 256},
-                 .batch = 16,
-                 .micro = 1,
-                 .steps = 100,
-                 .eval = 64,
-                 .lr = 1e-3f,
-                 .seed = 1,
-                 .data = DEFAULT_DATA};
-    static const struct option longs[] = {
-        {"model", 1, 0, 'm'},          {"layers", 1, 0, 'L'}, {"dmodel", 1, 0, 'C'},
-        {"heads", 1, 0, 'H'},          {"seq", 1, 0, 'T'},    {"batch", 1, 0, 'B'},
-        {"microbatches", 1, 0, 'M'},   {"steps", 1, 0, 'S'},  {"lr", 1, 0, 'r'},
-        {"seed", 1, 0, 's'},           {"data", 1, 0, 'd'},   {"eval", 1, 0, 'e'},
-        {"checkpoint-dir", 1, 0, 'c'}, {"resume", 0, 0, 'R'}, {"json", 0, 0, 'j'},
-        {"help", 0, 0, 'h'},           {0, 0, 0, 0}};
+    static const mc_sched_kind_t kinds[] = {
+        MC_SCHED_GPIPE, MC_SCHED_1F1B,  MC_SCHED_EAGER_1F1B, MC_SCHED_INTERLEAVED_1F1B,
+        MC_SCHED_ZB_H1, MC_SCHED_ZB_H2, MC_SCHED_ZB_V};
+    int known = 0;
+    for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
+        known |= kinds[i] == o->kind;
+    if (!known)
+        die_usage("--schedule %s is not one the trainer runs (gpipe, 1f1b, eager-1f1b, "
+                  "interleaved-1f1b, zb-h1, zb-h2, zb-v)",
+                  mc_sched_kind_name(o->kind));
+    mc_schedule_t *s;
+    mc_schedule_info_t info;
+    if (mc_schedule_create(o->kind, o->stages, o->micro, NULL, &s))
+        die_usage("--schedule %s with --stages %d and --microbatches %d: %s",
+                  mc_sched_kind_name(o->kind), o->stages, o->micro, mc_last_error());
+    mc_schedule_info(s, &info);
+    mc_schedule_destroy(s);
+    /* up to 4 reshards per microbatch and chunk (activation and gradient in and out) in
+     * flight on a rank; a communicator keeps 255 (the executor checks skip tensors too) */
+    if (4 * info.chunks * o->micro > 255)
+        die_usage("--microbatches %d is too many for %s: a rank keeps up to %d reshards per "
+                  "microbatch in flight and a communicator at most 255 (use at most %d)",
+                  o->micro, mc_sched_kind_name(o->kind), 4 * info.chunks, 255 / (4 * info.chunks));
+    if (info.nstages > o->cfg.blocks + 2)
+        die_usage("--schedule %s on %d ranks has %d stages, more than the model's %d layers "
+                  "(--layers + 2)",
+                  mc_sched_kind_name(o->kind), o->stages, info.nstages, o->cfg.blocks + 2);
+}
+
+static tr_options parse(int argc, char **argv)
+{
+    tr_options o = {.cfg = {TR_ARCH_GPT, 4, 64, 4, 64, 256},
+                    .batch = 16,
+                    .micro = 1,
+                    .steps = 100,
+                    .eval = 64,
+                    .lr = 1e-3f,
+                    .seed = 1,
+                    .data = DEFAULT_DATA,
+                    .stages = 1,
+                    .kind = MC_SCHED_1F1B,
+                    .strategy = MC_STRATEGY_MESHCAST,
+                    .sender = MC_SENDER_LB_SIZE,
+                    .transport = "threads"};
+    static const struct option longs[] = {{"model", 1, 0, 'm'},
+                                          {"layers", 1, 0, 'L'},
+                                          {"dmodel", 1, 0, 'C'},
+                                          {"heads", 1, 0, 'H'},
+                                          {"seq", 1, 0, 'T'},
+                                          {"batch", 1, 0, 'B'},
+                                          {"microbatches", 1, 0, 'M'},
+                                          {"steps", 1, 0, 'S'},
+                                          {"lr", 1, 0, 'r'},
+                                          {"seed", 1, 0, 's'},
+                                          {"data", 1, 0, 'd'},
+                                          {"eval", 1, 0, 'e'},
+                                          {"checkpoint-dir", 1, 0, 'c'},
+                                          {"resume", 0, 0, 'R'},
+                                          {"json", 0, 0, 'j'},
+                                          {"stages", 1, 0, 'P'},
+                                          {"schedule", 1, 0, 'k'},
+                                          {"strategy", 1, 0, 'g'},
+                                          {"transport", 1, 0, 'x'},
+                                          {"trace", 1, 0, 't'},
+                                          {"help", 0, 0, 'h'},
+                                          {0, 0, 0, 0}};
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -140,6 +194,29 @@ static options parse(int argc, char **argv)
         case 'j':
             o.json = 1;
             break;
+        case 'P':
+            o.stages = (int)parse_int("--stages", optarg, 1, 64);
+            break;
+        case 'k':
+            if (mc_sched_kind_parse(optarg, &o.kind))
+                die_usage("--schedule must be gpipe, 1f1b, eager-1f1b, interleaved-1f1b, zb-h1, "
+                          "zb-h2 or zb-v, not '%s'",
+                          optarg);
+            break;
+        case 'g':
+            if (mc_strategy_parse(optarg, &o.strategy, &o.sender))
+                die_usage("--strategy must be send_recv, broadcast or meshcast (or another "
+                          "name of meshcast plan --strategy), not '%s'",
+                          optarg);
+            break;
+        case 'x':
+            if (strcmp(optarg, "threads") && strcmp(optarg, "ucx"))
+                die_usage("--transport must be threads or ucx, not '%s'", optarg);
+            o.transport = optarg;
+            break;
+        case 't':
+            o.trace = optarg;
+            break;
         case 'h':
             fputs(USAGE, stdout);
             exit(0);
@@ -158,6 +235,10 @@ static options parse(int argc, char **argv)
         die_usage("--batch %d is not a multiple of --microbatches %d", o.batch, o.micro);
     if (o.resume && !o.ckdir)
         die_usage("--resume needs --checkpoint-dir");
+    if (o.stages > 1 || !strcmp(o.transport, "ucx"))
+        check_pipeline(&o);
+    else if (o.trace)
+        die_usage("--trace needs a pipeline (--stages 2 or more)");
     /* the activations of one microbatch must fit comfortably: refuse before allocating */
     double acts = (double)o.batch / o.micro * o.cfg.seq *
                   ((double)o.cfg.blocks * (20.0 * o.cfg.dmodel + o.cfg.heads * o.cfg.seq) +
@@ -175,9 +256,65 @@ static double now(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+void tr_print_header(const tr_options *o, size_t params, size_t data_bytes, int ranks)
+{
+    const char *arch = o->cfg.arch == TR_ARCH_GPT ? "gpt" : "utransformer";
+    char strategy[32];
+    snprintf(strategy, sizeof(strategy), "%s", mc_strategy_name(o->strategy, o->sender));
+    if (o->json)
+        printf("{\"model\":\"%s\",\"layers\":%d,\"dmodel\":%d,\"heads\":%d,\"seq\":%d,"
+               "\"batch\":%d,\"microbatches\":%d,\"lr\":%g,\"seed\":%llu,\"params\":%zu,"
+               "\"data_bytes\":%zu,\"stages\":%d,\"schedule\":\"%s\",\"strategy\":\"%s\","
+               "\"transport\":\"%s\"}\n",
+               arch, o->cfg.blocks, o->cfg.dmodel, o->cfg.heads, o->cfg.seq, o->batch, o->micro,
+               o->lr, (unsigned long long)o->seed, params, data_bytes, ranks,
+               ranks > 1 ? mc_sched_kind_name(o->kind) : "none", ranks > 1 ? strategy : "none",
+               ranks > 1 ? o->transport : "none");
+    else
+        printf("# %s: %d layers, dmodel %d, %d heads, seq %d, batch %d in %d microbatches, "
+               "%zu parameters; %s (%zu bytes)\n",
+               arch, o->cfg.blocks, o->cfg.dmodel, o->cfg.heads, o->cfg.seq, o->batch, o->micro,
+               params, o->data, data_bytes);
+    if (!o->json && ranks > 1)
+        printf("# pipeline: %d ranks (%s), schedule %s, strategy %s\n", ranks, o->transport,
+               mc_sched_kind_name(o->kind), strategy);
+}
+
+void tr_print_step(const tr_options *o, int64_t step, float loss, double seconds,
+                   const tr_pipe_stats *st)
+{
+    const double tps = (double)o->batch * o->cfg.seq / seconds;
+    /* no reshard time at all: nothing was exposed, as the schedule simulator counts it */
+    const double hidden = !st ? -1.0 : st->reshard_s > 0 ? st->hidden_s / st->reshard_s : 1.0;
+    if (o->json && !st)
+        printf("{\"step\":%lld,\"loss\":%.6f,\"tokens_per_s\":%.1f,\"ms\":%.3f,"
+               "\"comm_hidden\":null}\n",
+               (long long)step, loss, tps, seconds * 1e3);
+    else if (o->json)
+        printf("{\"step\":%lld,\"loss\":%.6f,\"tokens_per_s\":%.1f,\"ms\":%.3f,"
+               "\"comm_hidden\":%.4f,\"compute_ms\":%.3f,\"reshard_ms\":%.3f,\"wait_ms\":%.3f}\n",
+               (long long)step, loss, tps, seconds * 1e3, hidden, st->compute_s * 1e3,
+               st->reshard_s * 1e3, st->wait_s * 1e3);
+    else if (!st)
+        printf("step %lld/%d  loss %.4f  tokens/s %.0f  ms %.1f  comm hidden -\n", (long long)step,
+               o->steps, loss, tps, seconds * 1e3);
+    else
+        printf("step %lld/%d  loss %.4f  tokens/s %.0f  ms %.1f  comm hidden %.0f%%\n",
+               (long long)step, o->steps, loss, tps, seconds * 1e3, 100.0 * hidden);
+    fflush(stdout);
+}
+
+void tr_print_val(const tr_options *o, float val, int sequences)
+{
+    if (o->json)
+        printf("{\"val_loss\":%.6f,\"val_sequences\":%d}\n", val, sequences);
+    else
+        printf("val loss %.4f over %d held-out sequences\n", val, sequences);
+}
+
 int main(int argc, char **argv)
 {
-    options o = parse(argc, argv);
+    tr_options o = parse(argc, argv);
     char err[512], path[4096] = "";
     tr_data data;
     if (tr_data_load(&data, o.data, o.cfg.seq, o.seed, err, sizeof(err)))
@@ -201,44 +338,26 @@ int main(int argc, char **argv)
         return 1;
     }
     tr_progress pr = {0, 0};
-    if (o.resume) {
+    if (o.resume) { /* checked here for the pipeline too: its ranks load it again */
         if (tr_checkpoint_load(path, m, &opt, &pr, err, sizeof(err)))
             die_usage("%s", err);
         data.rng.state = pr.data_rng;
     }
-    const char *arch = o.cfg.arch == TR_ARCH_GPT ? "gpt" : "utransformer";
-    if (o.json)
-        printf("{\"model\":\"%s\",\"layers\":%d,\"dmodel\":%d,\"heads\":%d,\"seq\":%d,"
-               "\"batch\":%d,\"microbatches\":%d,\"lr\":%g,\"seed\":%llu,\"params\":%zu,"
-               "\"data_bytes\":%zu}\n",
-               arch, o.cfg.blocks, o.cfg.dmodel, o.cfg.heads, T, o.batch, o.micro, o.lr,
-               (unsigned long long)o.seed, m->params.total, data.n);
-    else
-        printf("# %s: %d layers, dmodel %d, %d heads, seq %d, batch %d in %d microbatches, "
-               "%zu parameters; %s (%zu bytes)\n",
-               arch, o.cfg.blocks, o.cfg.dmodel, o.cfg.heads, T, o.batch, o.micro, m->params.total,
-               o.data, data.n);
+    int rc = 0;
+    if (o.stages > 1 || !strcmp(o.transport, "ucx")) {
+        rc = tr_run_pipeline(&o);
+        goto out;
+    }
+    tr_print_header(&o, m->params.total, data.n, 1);
     for (int64_t step = pr.step + 1; step <= o.steps; step++) {
         double t0 = now();
         float loss = tr_train_step(m, a, &opt, &data, o.batch, tokens, targets);
-        double dt = now() - t0, tps = (double)o.batch * T / dt;
-        if (o.json)
-            printf("{\"step\":%lld,\"loss\":%.6f,\"tokens_per_s\":%.1f,\"ms\":%.3f}\n",
-                   (long long)step, loss, tps, dt * 1e3);
-        else
-            printf("step %lld/%d  loss %.4f  tokens/s %.0f  ms %.1f\n", (long long)step, o.steps,
-                   loss, tps, dt * 1e3);
-        fflush(stdout);
+        tr_print_step(&o, step, loss, now() - t0, NULL);
         pr.step = step;
     }
-    if (o.eval >= micro_b) {
-        float val = tr_evaluate(m, a, &data, o.eval, tokens, targets);
-        if (o.json)
-            printf("{\"val_loss\":%.6f,\"val_sequences\":%d}\n", val, o.eval / micro_b * micro_b);
-        else
-            printf("val loss %.4f over %d held-out sequences\n", val, o.eval / micro_b * micro_b);
-    }
-    int rc = 0;
+    if (o.eval >= micro_b)
+        tr_print_val(&o, tr_evaluate(m, a, &data, o.eval, tokens, targets),
+                     o.eval / micro_b * micro_b);
     if (o.ckdir) {
         pr.data_rng = data.rng.state;
         if (tr_checkpoint_save(path, m, &opt, &pr, err, sizeof(err))) {
@@ -246,6 +365,7 @@ int main(int argc, char **argv)
             rc = 1;
         }
     }
+out:
     free(tokens);
     free(targets);
     tr_adamw_free(&opt);

@@ -15,10 +15,17 @@ int tr_adamw_init(tr_adamw *o, size_t n, float lr)
 
 void tr_adamw_update(tr_adamw *o, tr_params *ps)
 {
+    tr_adamw_update_some(o, ps, NULL);
+}
+
+void tr_adamw_update_some(tr_adamw *o, tr_params *ps, const unsigned char *mine)
+{
     o->step++;
     const float c1 = 1.0f - powf(o->beta1, (float)o->step);
     const float c2 = 1.0f - powf(o->beta2, (float)o->step);
     for (int i = 0; i < ps->count; i++) {
+        if (mine && !mine[i])
+            continue;
         const tr_param *p = &ps->p[i];
         const float wd = p->decay ? o->weight_decay : 0.0f;
         float *w = p->value.data, *m = o->m + p->offset, *v = o->v + p->offset;

@@ -16,6 +16,9 @@ typedef struct {
 /* beta1 0.9, beta2 0.95, eps 1e-8, weight decay 0.1 (GPT-3's). */
 int tr_adamw_init(tr_adamw *o, size_t n, float lr);
 void tr_adamw_update(tr_adamw *o, tr_params *ps);
+/* The same step for the parameters i with mine[i] set (a pipeline rank's own layers); the
+ * others keep their values and moments. mine NULL: all. */
+void tr_adamw_update_some(tr_adamw *o, tr_params *ps, const unsigned char *mine);
 void tr_adamw_free(tr_adamw *o);
 
 #endif

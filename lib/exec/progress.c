@@ -106,5 +106,9 @@ void mc_progress_kick(mc_comm_t *c)
 
 void mc_progress_wait(mc_comm_t *c)
 {
+    /* Counted as wanting the lock, so that the thread lets this caller back in after its
+     * round even while other requests stay in flight (it keeps the lock otherwise). */
+    atomic_fetch_add(&c->progress->want, 1);
     pthread_cond_wait(&c->progress->changed, &c->progress->lock);
+    atomic_fetch_sub(&c->progress->want, 1);
 }

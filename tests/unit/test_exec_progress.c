@@ -2,7 +2,8 @@
  * reshards complete while the caller sleeps (its first mc_request_test already says done and
  * the bytes are right), in a 3-stage pipeline with both directions in flight; public calls
  * from several threads of one rank at once; a silent participant fails the request while
- * the caller computes; a bad MESHCAST_PROGRESS is refused. Ranks are threads of an
+ * the caller computes; a wait returns as soon as its request is done while another request
+ * stays in flight; a bad MESHCAST_PROGRESS is refused. Ranks are threads of an
  * mc_world_t (also run under TSan). */
 #include <pthread.h>
 #include <setjmp.h>
@@ -199,6 +200,83 @@ static void test_silent_participant(void **state)
     sc_free(&b);
 }
 
+typedef struct {
+    mc_world_t *world;
+    int rank;
+    stage_case_t *fwd, *back; /* 0->1, then 1->0 */
+    double waited;            /* rank 0: seconds in its wait for fwd */
+    mc_status_t status;
+} pending_rank_t;
+
+/* Rank 0 starts fwd and its side of back, then waits for fwd; rank 1 finishes fwd, computes
+ * 2 s, and only then starts back. Ranks 2 and 3 take no part. */
+static void *pending_main(void *arg)
+{
+    pending_rank_t *r = arg;
+    mc_comm_params_t p = {.field_mask =
+                              MC_COMM_PARAM_WORLD | MC_COMM_PARAM_TIMEOUT | MC_COMM_PARAM_PROGRESS,
+                          .world = r->world,
+                          .world_rank = r->rank,
+                          .timeout_s = 20.0,
+                          .progress = MC_PROGRESS_THREAD};
+    mc_comm_t *comm = NULL;
+    mc_request_t *f = NULL, *b = NULL;
+    mc_status_t s = mc_comm_create(&p, &comm);
+    if (r->rank >= 2) { /* outside both reshards */
+        r->status = s;
+        mc_comm_destroy(comm);
+        return NULL;
+    }
+    if (!s)
+        s = mc_reshard_start(comm, r->fwd->plan, r->fwd->sbuf, r->fwd->dbuf, NULL, &f);
+    if (!s && r->rank == 0)
+        s = mc_reshard_start(comm, r->back->plan, r->back->sbuf, r->back->dbuf, NULL, &b);
+    double t0 = mc_now();
+    if (!s)
+        s = mc_request_wait(f);
+    r->waited = mc_now() - t0;
+    if (!s && r->rank == 1) {
+        sleep_s(2.0);
+        s = mc_reshard_start(comm, r->back->plan, r->back->sbuf, r->back->dbuf, NULL, &b);
+    }
+    if (!s)
+        s = mc_request_wait(b);
+    r->status = s;
+    mc_request_free(f);
+    mc_request_free(b);
+    mc_comm_destroy(comm);
+    return NULL;
+}
+
+/* The progress thread kept the lock while any request was in flight, so a caller woken in
+ * its wait got it back only once the communicator was idle: here, after rank 1's 2 s. */
+static void test_wait_beside_pending(void **state)
+{
+    (void)state;
+    stage_case_t fwd, back;
+    assert_int_equal(sc_make(&fwd, 0, 1, "S0R", "RS0", "send_recv", 7), 0);
+    assert_int_equal(sc_make(&back, 1, 0, "S0R", "RS0", "send_recv", 8), 0);
+    mc_world_t *world;
+    assert_int_equal(mc_world_create(SC_RANKS, &world), MC_OK);
+    pending_rank_t r[SC_RANKS];
+    pthread_t th[SC_RANKS];
+    for (int i = 0; i < SC_RANKS; i++) {
+        r[i] = (pending_rank_t){.world = world, .rank = i, .fwd = &fwd, .back = &back};
+        assert_int_equal(pthread_create(&th[i], NULL, pending_main, &r[i]), 0);
+    }
+    for (int i = 0; i < SC_RANKS; i++)
+        pthread_join(th[i], NULL);
+    mc_world_destroy(world);
+    printf("rank 0 waited %.3f s for its done request\n", r[0].waited);
+    assert_int_equal(r[0].status, MC_OK);
+    assert_int_equal(r[1].status, MC_OK);
+    assert_true(r[0].waited < 1.0);
+    assert_int_equal(sc_wrong(&fwd), 0);
+    assert_int_equal(sc_wrong(&back), 0);
+    sc_free(&fwd);
+    sc_free(&back);
+}
+
 static void test_setting(void **state)
 {
     (void)state;
@@ -225,6 +303,7 @@ int main(void)
         cmocka_unit_test(test_done_without_calls),
         cmocka_unit_test(test_calls_from_threads),
         cmocka_unit_test(test_silent_participant),
+        cmocka_unit_test(test_wait_beside_pending),
         cmocka_unit_test(test_setting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # meshcast-train as a command: bad input (exit 2, one line "meshcast-train: ...", nothing
-# on stdout), a tiny run's --json lines, and --resume continuing a run exactly.
+# on stdout), a tiny run's --json lines, --resume continuing a run exactly, and a pipeline
+# on a threads world: the single-process losses, --resume, and a valid --trace.
 # usage: cli_train.sh MESHCAST_TRAIN
 set -euo pipefail
 train=$1
@@ -46,6 +47,16 @@ bad "cannot open checkpoint" "${tiny[@]}" --checkpoint-dir "$tmp" --resume
 printf 'garbage' >"$tmp/checkpoint.bin"
 bad "not a meshcast-train checkpoint" "${tiny[@]}" --checkpoint-dir "$tmp" --resume
 rm "$tmp/checkpoint.bin"
+bad "--stages must be an integer" --stages 0
+bad "--schedule must be gpipe" --stages 2 --schedule pipedream
+bad "is not one the trainer runs" --stages 2 --schedule chimera
+bad "--strategy must be send_recv" --stages 2 --strategy carrier-pigeon
+bad "--transport must be threads or ucx" --transport mpi
+bad "needs at least 2 stages" --stages 1 --transport ucx
+bad "more than the model's 4 layers" "${tiny[@]}" --stages 4 --schedule zb-v --microbatches 4
+bad "--trace needs a pipeline" --trace "$tmp/t.json"
+bad "use at most 63" --stages 2 --batch 64 --microbatches 64
+bad "use at most 31" --stages 2 --batch 64 --microbatches 32 --schedule zb-v
 
 "$train" --help | grep -q -- "--microbatches" || fail "--help lacks --microbatches"
 
@@ -72,4 +83,34 @@ mkdir "$tmp/ck"
     sed 's/,"tokens_per_s".*//' >>"$tmp/resumed"
 diff "$tmp/straight" "$tmp/resumed" || fail "--resume differs from a straight run"
 bad "is for another model" "${tiny[@]}" --dmodel 32 --checkpoint-dir "$tmp/ck" --resume
+# a pipeline (threads world): the single-process losses and held-out loss, to the digit;
+# resumable like it; its trace is a Chrome trace with compute, reshards and waits per rank
+pipe=("${tiny[@]}" --model utransformer --layers 4 --microbatches 2 --json)
+losses() { grep -E '"step"|val_loss' | sed 's/,"tokens_per_s".*//'; }
+"$train" "${pipe[@]}" --steps 4 | losses >"$tmp/single"
+"$train" "${pipe[@]}" --steps 4 --stages 3 --schedule 1f1b --strategy send_recv \
+    --trace "$tmp/trace.json" >"$tmp/pipe.out" || fail "pipeline run"
+losses <"$tmp/pipe.out" | diff "$tmp/single" - || fail "pipeline differs from one process"
+mkdir "$tmp/pk"
+"$train" "${pipe[@]}" --steps 2 --stages 2 --schedule zb-v --checkpoint-dir "$tmp/pk" |
+    grep '"step"' | sed 's/,"tokens_per_s".*//' >"$tmp/presumed"
+"$train" "${pipe[@]}" --steps 4 --stages 2 --schedule zb-v --checkpoint-dir "$tmp/pk" \
+    --resume | losses >>"$tmp/presumed"
+diff "$tmp/single" "$tmp/presumed" || fail "pipeline --resume differs from a straight run"
+/usr/bin/python3 - "$tmp/pipe.out" "$tmp/trace.json" <<'PY' || fail "pipeline output or trace"
+import json, sys
+recs = [json.loads(line) for line in open(sys.argv[1])]
+assert recs[0]["stages"] == 3 and recs[0]["schedule"] == "1f1b", recs[0]
+steps = [r for r in recs if "step" in r]
+assert all(0 <= r["comm_hidden"] <= 1 and r["reshard_ms"] > 0 for r in steps), steps
+ev = json.load(open(sys.argv[2]))["traceEvents"]
+cats = {(e.get("pid"), e.get("cat")) for e in ev}
+for rank in range(3):
+    assert (rank, "compute") in cats and (rank, "reshard") in cats, (rank, cats)
+assert any(e.get("cat") == "wait" for e in ev), "no waits"
+names = {e["name"] for e in ev if e.get("cat") == "compute"}
+assert {"0F0", "2B1", "1F1"} <= names, names
+begins = sum(e["ph"] == "b" for e in ev)
+assert begins == sum(e["ph"] == "e" for e in ev) and begins > 0
+PY
 echo "cli_train: ok"

@@ -1,0 +1,32 @@
+/* meshcast-train's options (parsed by main.c) and what its two runners share: one process
+ * (main.c) and the pipeline over ranks (run_pipeline.c). */
+#ifndef TRAINER_OPTIONS_H
+#define TRAINER_OPTIONS_H
+
+#include "meshcast/meshcast.h"
+#include "model.h"
+#include "pipeline.h"
+
+typedef struct {
+    tr_config cfg;
+    int batch, micro, steps, eval, json, resume, stages;
+    float lr;
+    uint64_t seed;
+    const char *data, *ckdir, *trace, *transport;
+    mc_sched_kind_t kind;
+    mc_strategy_t strategy;
+    mc_sender_choice_t sender;
+} tr_options;
+
+/* The run's first line (text or JSON); params is the model's parameter count. */
+void tr_print_header(const tr_options *o, size_t params, size_t data_bytes, int ranks);
+/* One progress line; st NULL in one process (no communication to hide). */
+void tr_print_step(const tr_options *o, int64_t step, float loss, double seconds,
+                   const tr_pipe_stats *st);
+void tr_print_val(const tr_options *o, float val, int sequences);
+
+/* Trains o->stages pipeline ranks (threads of this process, or this process as one UCX
+ * rank); returns the exit status. */
+int tr_run_pipeline(const tr_options *o);
+
+#endif

@@ -1,0 +1,709 @@
+/* The pipeline executor (pipeline.h): the stage split, the dry run that orders the reshards,
+ * this rank's program, the step, and gathering the model. */
+#include "pipeline_internal.h"
+
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int fail(char *err, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, len, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int stage_of_layer(const tr_pipe *p, int layer)
+{
+    for (int s = 0; s < p->nstages; s++)
+        if (layer < p->stages[s].last)
+            return s;
+    return p->nstages - 1;
+}
+
+/* Whether a link between stages lo < hi moves tensor `edge`: the chain tensor (-1) between
+ * neighbours, and every skip edge of the model from lo to hi. */
+static int link_moves(const tr_pipe *p, int lo, int hi, int edge)
+{
+    if (edge < 0)
+        return hi == lo + 1;
+    return stage_of_layer(p, p->m->skip_from[edge]) == lo &&
+           stage_of_layer(p, p->m->skip_to[edge]) == hi;
+}
+
+static int is_send(mc_sched_op_t op)
+{
+    return op == MC_SCHED_SEND_F || op == MC_SCHED_SEND_B;
+}
+
+static int is_recv(mc_sched_op_t op)
+{
+    return op == MC_SCHED_RECV_F || op == MC_SCHED_RECV_B;
+}
+
+static int min_int(int a, int b)
+{
+    return a < b ? a : b;
+}
+
+static int max_int(int a, int b)
+{
+    return a > b ? a : b;
+}
+
+static int link_key(const tr_pipe *p, const mc_sched_action_t *a)
+{
+    int lo = min_int(a->stage, a->peer), hi = max_int(a->stage, a->peer);
+    return ((lo * p->nstages + hi) * p->M + a->microbatch) * 2 + a->grad;
+}
+
+static int add_xfers(tr_pipe *p, const mc_sched_action_t *a, int key, int after)
+{
+    int lo = min_int(a->stage, a->peer), hi = max_int(a->stage, a->peer);
+    xfer_t *x = realloc(p->x, (size_t)(p->nx + 1 + p->m->nskips) * sizeof(*x));
+    if (!x)
+        return -1;
+    p->x = x;
+    p->key_first[key] = p->nx;
+    for (int e = -1; e < p->m->nskips; e++) {
+        if (!link_moves(p, lo, hi, e))
+            continue;
+        xfer_t *t = &p->x[p->nx++];
+        t->from = a->grad ? hi : lo;
+        t->to = a->grad ? lo : hi;
+        t->src = p->stages[t->from].rank;
+        t->dst = p->stages[t->to].rank;
+        t->mb = a->microbatch;
+        t->grad = a->grad;
+        t->edge = e;
+        t->after = after;
+    }
+    p->key_n[key] = p->nx - p->key_first[key];
+    return 0;
+}
+
+/* A send of the dry run: when (in planning cost units) and in which order it ran. */
+typedef struct {
+    const mc_sched_action_t *a;
+    int key, rank, peer, pos; /* pos: the action's index in its rank's list */
+    double time;
+    int seq;
+} send_t;
+
+static int by_time(const void *x, const void *y)
+{
+    const send_t *a = x, *b = y;
+    if (a->time != b->time)
+        return a->time < b->time ? -1 : 1;
+    return (a->seq > b->seq) - (a->seq < b->seq);
+}
+
+/* Planning costs: the schedule library's F = 1, B = 2; I runs the whole backward here and
+ * W nothing (see compute). */
+static double cost(mc_sched_op_t op)
+{
+    return op == MC_SCHED_F ? 1.0 : op == MC_SCHED_B || op == MC_SCHED_I ? 2.0 : 0.0;
+}
+
+/* Reshards between two ranks must start in the same order on both, and the receiver has no
+ * action of its own for its start. So the executor fixes one order of the sends: it runs
+ * every rank's list with blocking receives and the planning costs (a dry run, round robin),
+ * and orders the sends by the time they ran, then by the order the dry run met them. A
+ * receiver starts its side of a transfer right after its own last send to that sender that
+ * comes earlier in the order (or at the top of the step). That is before its receive: the
+ * receive ran at or after the send in the dry run, and those own sends before it. Ordering
+ * by time rather than by the round robin lets receivers start as early as the timing
+ * allows; the round robin alone put, under eager-1f1b, the next activation behind the
+ * receiver's gradient sends, so it waited for the receiver to start. */
+static int dry_run(tr_pipe *p, char *err, size_t len)
+{
+    const int n = p->nranks;
+    const mc_sched_action_t **list = calloc((size_t)n, sizeof(*list));
+    size_t *count = calloc((size_t)n, sizeof(*count)), *pc = calloc((size_t)n, sizeof(*pc)),
+           total = 0;
+    double *clock = calloc((size_t)n, sizeof(double));
+    int *last_send = malloc((size_t)n * n * sizeof(int)), nsends = 0, rc = -1;
+    send_t *sends = NULL;
+    const size_t nkeys = (size_t)p->nstages * p->nstages * p->M * 2;
+    double *sent_at = malloc(nkeys * sizeof(double)); /* per key; -1 until sent */
+    if (!list || !count || !pc || !clock || !last_send || !sent_at)
+        goto out;
+    for (size_t k = 0; k < nkeys; k++)
+        sent_at[k] = -1.0;
+    for (int r = 0; r < n; r++) {
+        if (mc_schedule_actions(p->sched, r, &list[r], &count[r]))
+            goto out;
+        total += count[r];
+    }
+    if (!(sends = calloc(total + 1, sizeof(*sends))))
+        goto out;
+    for (int moved = 1; moved;) {
+        moved = 0;
+        for (int r = 0; r < n; r++)
+            for (; pc[r] < count[r]; pc[r]++, moved = 1) {
+                const mc_sched_action_t *a = &list[r][pc[r]];
+                if (a->op == MC_SCHED_F || a->op == MC_SCHED_B || a->op == MC_SCHED_I ||
+                    a->op == MC_SCHED_W) {
+                    clock[r] += cost(a->op);
+                    continue;
+                }
+                if (!is_send(a->op) && !is_recv(a->op)) {
+                    char text[64];
+                    mc_sched_action_format(a, text, sizeof(text));
+                    fail(err, len, "schedule action %s is not supported by the executor", text);
+                    goto out;
+                }
+                int key = link_key(p, a);
+                if (is_recv(a->op)) {
+                    if (sent_at[key] < 0.0)
+                        break; /* not sent yet */
+                    clock[r] = clock[r] > sent_at[key] ? clock[r] : sent_at[key];
+                    continue;
+                }
+                sent_at[key] = clock[r];
+                sends[nsends] =
+                    (send_t){a, key, r, p->stages[a->peer].rank, (int)pc[r], clock[r], nsends};
+                nsends++;
+            }
+    }
+    for (int r = 0; r < n; r++)
+        if (pc[r] < count[r]) {
+            fail(err, len, "the schedule's lists deadlock at rank %d", r);
+            goto out;
+        }
+    qsort(sends, (size_t)nsends, sizeof(*sends), by_time);
+    for (int i = 0; i < n * n; i++)
+        last_send[i] = -1;
+    for (int i = 0; i < nsends; i++) {
+        const send_t *t = &sends[i];
+        if (add_xfers(p, t->a, t->key, last_send[t->peer * n + t->rank]))
+            goto out;
+        last_send[t->rank * n + t->peer] = t->pos;
+    }
+    rc = 0;
+out:
+    if (rc && !err[0])
+        fail(err, len, "out of memory");
+    free(list);
+    free(count);
+    free(pc);
+    free(clock);
+    free(last_send);
+    free(sent_at);
+    free(sends);
+    return rc;
+}
+
+static int add_instr(tr_pipe *p, int kind, int index)
+{
+    instr_t *v = realloc(p->prog, (size_t)(p->nprog + 1) * sizeof(*v));
+    if (!v)
+        return -1;
+    p->prog = v;
+    p->prog[p->nprog++] = (instr_t){kind, index};
+    return 0;
+}
+
+static int add_recv_starts(tr_pipe *p, int after)
+{
+    for (int i = 0; i < p->nx; i++)
+        if (p->x[i].dst == p->rank && p->x[i].after == after && add_instr(p, IN_START, i))
+            return -1;
+    return 0;
+}
+
+/* This rank's program: its actions, a start per send, a wait per receive, and the
+ * receiver's starts where the dry run put them. */
+static int build_program(tr_pipe *p)
+{
+    if (add_recv_starts(p, -1))
+        return -1;
+    for (size_t i = 0; i < p->nacts; i++) {
+        const mc_sched_action_t *a = &p->acts[i];
+        if (is_send(a->op) || is_recv(a->op)) {
+            int key = link_key(p, a);
+            for (int k = 0; k < p->key_n[key]; k++)
+                if (add_instr(p, is_send(a->op) ? IN_START : IN_WAIT, p->key_first[key] + k))
+                    return -1;
+        } else if (add_instr(p, IN_COMPUTE, (int)i)) {
+            return -1;
+        }
+        if (add_recv_starts(p, (int)i))
+            return -1;
+    }
+    return 0;
+}
+
+static int make_plans(tr_pipe *p, char *err, size_t len)
+{
+    const int n = p->nranks, C = p->m->cfg.dmodel;
+    const int64_t shape[2] = {(int64_t)p->cfg.micro_batch * p->m->cfg.seq, C};
+    const char *topo = "cpu-testbed"; /* one host per rank: every boundary crosses a NIC */
+    if (mc_topology_load(topo, &p->topo) || mc_topology_set_hosts(p->topo, n))
+        return fail(err, len, "topology %s: %s", topo, mc_last_error());
+    p->layout = calloc((size_t)n, sizeof(*p->layout));
+    p->plan = calloc((size_t)n * n, sizeof(*p->plan));
+    if (!p->layout || !p->plan)
+        return fail(err, len, "out of memory");
+    for (int r = 0; r < n; r++) {
+        int64_t dev = 0, devices = mc_topology_devices(p->topo);
+        while (dev < devices && mc_device_owner(p->topo, n, dev) != r)
+            dev++;
+        if (dev == devices)
+            return fail(err, len, "topology %s has no device for rank %d", topo, r);
+        const int64_t mshape[1] = {1};
+        mc_mesh_t *mesh = NULL;
+        mc_spec_t *spec = NULL;
+        mc_status_t s = mc_mesh_create(1, mshape, &dev, NULL, &mesh);
+        s = s ? s : mc_spec_parse("RR", mesh, 2, &spec);
+        s = s ? s : mc_layout_create(2, shape, MC_DTYPE_F32, mesh, spec, &p->layout[r]);
+        mc_spec_destroy(spec);
+        mc_mesh_destroy(mesh);
+        if (s)
+            return fail(err, len, "layout of rank %d: %s", r, mc_last_error());
+    }
+    mc_plan_params_t pp = {.field_mask = MC_PLAN_PARAM_STRATEGY | MC_PLAN_PARAM_SENDER,
+                           .strategy = p->cfg.strategy,
+                           .sender = p->cfg.sender};
+    for (int i = 0; i < p->nmine; i++) {
+        const xfer_t *x = &p->x[p->mine[i]];
+        mc_plan_t **plan = &p->plan[x->src * n + x->dst];
+        if (!*plan && mc_plan_create(p->layout[x->src], p->layout[x->dst], p->topo, &pp, plan))
+            return fail(err, len, "plan %d->%d: %s", x->src, x->dst, mc_last_error());
+    }
+    return 0;
+}
+
+static void mark_layer_params(tr_pipe *p, const tr_layer *ly)
+{
+    const tr_block *b = &ly->blk;
+    const tr_param *list[] = {ly->wte, ly->wpe, ly->joinw, ly->joinb,  ly->lnfw,  ly->lnfb, ly->lmw,
+                              b->ln1w, b->ln1b, b->qkvw,   b->qkvb,    b->projw,  b->projb, b->ln2w,
+                              b->ln2b, b->fcw,  b->fcb,    b->fcprojw, b->fcprojb};
+    for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++)
+        if (list[i])
+            p->owned[list[i] - p->m->params.p] = 1;
+}
+
+/* Boundary tensors of this rank's stages; a neighbour on the same rank shares them. */
+static int alloc_buffers(tr_pipe *p)
+{
+    const int S = p->nstages, M = p->M;
+    const size_t act = (size_t)p->cfg.micro_batch * p->m->cfg.seq * p->m->cfg.dmodel;
+    float ***bufs[4] = {&p->in, &p->out, &p->dout, &p->din};
+    for (int k = 0; k < 4; k++)
+        if (!(*bufs[k] = calloc((size_t)S * M, sizeof(float *))))
+            return -1;
+    p->a = calloc((size_t)M, sizeof(*p->a));
+    p->owned = calloc((size_t)p->m->params.count, 1);
+    if (!p->a || !p->owned)
+        return -1;
+    for (int mb = 0; mb < M; mb++)
+        if (!(p->a[mb] = tr_acts_create(p->m, p->cfg.micro_batch)))
+            return -1;
+    for (int s = 0; s < S; s++) {
+        if (p->stages[s].rank != p->rank)
+            continue;
+        for (int l = p->stages[s].first; l < p->stages[s].last; l++)
+            mark_layer_params(p, &p->m->layers[l]);
+        for (int mb = 0; mb < M; mb++) {
+            if (s + 1 < S && !(p->out[s * M + mb] = tr_alloc(act)))
+                return -1;
+            if (s > 0 && !(p->din[s * M + mb] = tr_alloc(act)))
+                return -1;
+        }
+    }
+    for (int s = 0; s < S; s++) {
+        if (p->stages[s].rank != p->rank)
+            continue;
+        for (int mb = 0; mb < M; mb++) {
+            if (s > 0)
+                p->in[s * M + mb] =
+                    p->stages[s - 1].rank == p->rank ? p->out[(s - 1) * M + mb] : tr_alloc(act);
+            if (s + 1 < S)
+                p->dout[s * M + mb] =
+                    p->stages[s + 1].rank == p->rank ? p->din[(s + 1) * M + mb] : tr_alloc(act);
+            if ((s > 0 && !p->in[s * M + mb]) || (s + 1 < S && !p->dout[s * M + mb]))
+                return -1;
+        }
+    }
+    return 0;
+}
+
+int tr_pipe_create(tr_model *m, mc_comm_t *comm, const tr_pipe_config *cfg, tr_pipe **out,
+                   char *err, size_t len)
+{
+    err[0] = '\0';
+    *out = NULL;
+    tr_pipe *p = calloc(1, sizeof(*p));
+    if (!p)
+        return fail(err, len, "out of memory");
+    *out = p;
+    p->m = m;
+    p->comm = comm;
+    p->cfg = *cfg;
+    p->rank = mc_comm_rank(comm);
+    p->nranks = mc_comm_nranks(comm);
+    p->M = cfg->microbatches;
+    if (p->M < 1 || 2 * p->M > MAX_INFLIGHT) /* each microbatch: an activation and a gradient */
+        return fail(err, len,
+                    "%d microbatches need more than the %d reshards a communicator "
+                    "keeps in flight",
+                    p->M, MAX_INFLIGHT);
+
+    /* stages first (without skips) to learn their count and placement */
+    mc_schedule_info_t info;
+    if (mc_schedule_create(cfg->kind, p->nranks, p->M, NULL, &p->sched) ||
+        mc_schedule_info(p->sched, &info))
+        return fail(err, len, "%s", mc_last_error());
+    p->nstages = info.nstages;
+    if (m->nlayers < p->nstages)
+        return fail(err, len, "%d stages need at least %d layers; the model has %d (blocks + 2)",
+                    p->nstages, p->nstages, m->nlayers);
+    p->stages = calloc((size_t)p->nstages, sizeof(*p->stages));
+    int *skips = calloc((size_t)2 * (m->nskips + 1), sizeof(int)), nskips = 0;
+    if (!p->stages || !skips) {
+        free(skips);
+        return fail(err, len, "out of memory");
+    }
+    for (int s = 0; s < p->nstages; s++) {
+        p->stages[s].first = s * m->nlayers / p->nstages;
+        p->stages[s].last = (s + 1) * m->nlayers / p->nstages;
+        mc_schedule_stage_rank(p->sched, s, &p->stages[s].rank);
+    }
+    /* skip edges between stages that are not neighbours, each stage pair once */
+    for (int e = 0; e < m->nskips; e++) {
+        int a = stage_of_layer(p, m->skip_from[e]), b = stage_of_layer(p, m->skip_to[e]), dup = 0;
+        for (int k = 0; k < nskips; k++)
+            dup |= skips[2 * k] == a && skips[2 * k + 1] == b;
+        if (b > a + 1 && !dup) {
+            skips[2 * nskips] = a;
+            skips[2 * nskips + 1] = b;
+            nskips++;
+        }
+    }
+    mc_schedule_params_t sp = {
+        .field_mask = MC_SCHED_PARAM_SKIPS, .nskips = nskips, .skips = skips};
+    mc_schedule_destroy(p->sched);
+    p->sched = NULL;
+    mc_status_t s = mc_schedule_create(cfg->kind, p->nranks, p->M, nskips ? &sp : NULL, &p->sched);
+    free(skips);
+    if (s || mc_schedule_actions(p->sched, p->rank, &p->acts, &p->nacts))
+        return fail(err, len, "%s", mc_last_error());
+
+    const size_t nkeys = (size_t)p->nstages * p->nstages * p->M * 2;
+    p->key_first = malloc(nkeys * sizeof(int));
+    p->key_n = calloc(nkeys, sizeof(int));
+    if (!p->key_first || !p->key_n)
+        return fail(err, len, "out of memory");
+    for (size_t k = 0; k < nkeys; k++)
+        p->key_first[k] = -1;
+    if (dry_run(p, err, len))
+        return -1;
+    if (build_program(p) || !(p->mine = calloc((size_t)p->nx + 1, sizeof(int))))
+        return fail(err, len, "out of memory");
+    for (int i = 0; i < p->nx; i++)
+        if (p->x[i].src == p->rank || p->x[i].dst == p->rank)
+            p->mine[p->nmine++] = i;
+    if (p->nmine > MAX_INFLIGHT)
+        return fail(err, len,
+                    "rank %d takes part in %d reshards per step, more than the %d a communicator "
+                    "keeps in flight; use fewer microbatches",
+                    p->rank, p->nmine, MAX_INFLIGHT);
+    p->req = calloc((size_t)p->nx + 1, sizeof(*p->req));
+    p->state = calloc((size_t)p->nx + 1, sizeof(int));
+    p->t_start = calloc((size_t)p->nx + 1, sizeof(double));
+    p->t_done = calloc((size_t)p->nx + 1, sizeof(double));
+    p->times = calloc(3 * (size_t)p->nx * (p->nranks + 1) + 1, sizeof(double));
+    p->loss = calloc((size_t)p->M, sizeof(float));
+    if (!p->req || !p->state || !p->t_start || !p->t_done || !p->times || !p->loss ||
+        alloc_buffers(p))
+        return fail(err, len, "out of memory");
+    return make_plans(p, err, len);
+}
+
+static void free_bufs(tr_pipe *p, float **v, int neighbour)
+{
+    for (int s = 0; v && s < p->nstages; s++) {
+        int t = s + neighbour; /* a shared tensor belongs to that neighbour */
+        int shared = t >= 0 && t < p->nstages && neighbour && p->stages[t].rank == p->rank;
+        for (int mb = 0; mb < p->M && !shared; mb++)
+            free(v[s * p->M + mb]);
+    }
+    free(v);
+}
+
+void tr_pipe_free(tr_pipe *p)
+{
+    if (!p)
+        return;
+    for (int i = 0; p->req && i < p->nx; i++)
+        mc_request_free(p->req[i]);
+    free_bufs(p, p->in, -1);
+    free_bufs(p, p->dout, 1);
+    free_bufs(p, p->out, 0);
+    free_bufs(p, p->din, 0);
+    for (int mb = 0; p->a && mb < p->M; mb++)
+        tr_acts_free(p->m, p->a[mb]);
+    free(p->a);
+    for (int i = 0; p->plan && i < p->nranks * p->nranks; i++)
+        mc_plan_destroy(p->plan[i]);
+    for (int r = 0; p->layout && r < p->nranks; r++)
+        mc_layout_destroy(p->layout[r]);
+    free(p->plan);
+    free(p->layout);
+    mc_topology_destroy(p->topo);
+    mc_schedule_destroy(p->sched);
+    free(p->stages);
+    free(p->x);
+    free(p->key_first);
+    free(p->key_n);
+    free(p->prog);
+    free(p->mine);
+    free(p->owned);
+    free(p->loss);
+    free(p->req);
+    free(p->state);
+    free(p->t_start);
+    free(p->t_done);
+    free(p->times);
+    free(p->ev);
+    free(p);
+}
+
+/* Each parameter from its owner: one allgather per flat buffer. */
+static int gather_buffer(tr_pipe *p, float *buf, float *all, int *owner)
+{
+    const tr_params *ps = &p->m->params;
+    if (mc_comm_allgather(p->comm, buf, all, ps->total * sizeof(float)))
+        return -1;
+    for (int i = 0; i < ps->count; i++)
+        memcpy(buf + ps->p[i].offset, all + (size_t)owner[i] * ps->total + ps->p[i].offset,
+               (size_t)ps->p[i].value.size * sizeof(float));
+    return 0;
+}
+
+int tr_pipe_gather(tr_pipe *p, tr_adamw *o, char *err, size_t len)
+{
+    const tr_params *ps = &p->m->params;
+    unsigned char *mine = calloc((size_t)ps->count, 1),
+                  *owned = calloc((size_t)ps->count * p->nranks, 1);
+    int *owner = calloc((size_t)ps->count, sizeof(int)), rc = -1;
+    float *all = malloc(ps->total * p->nranks * sizeof(float));
+    if (!mine || !owned || !owner || !all)
+        goto out;
+    memcpy(mine, p->owned, (size_t)ps->count);
+    if (mc_comm_allgather(p->comm, mine, owned, (size_t)ps->count))
+        goto out;
+    for (int r = p->nranks - 1; r >= 0; r--)
+        for (int i = 0; i < ps->count; i++)
+            if (owned[(size_t)r * ps->count + i])
+                owner[i] = r;
+    rc = gather_buffer(p, ps->values, all, owner) || gather_buffer(p, o->m, all, owner) ||
+                 gather_buffer(p, o->v, all, owner)
+             ? -1
+             : 0;
+out:
+    if (rc)
+        fail(err, len, "gathering the model: %s", all ? mc_last_error() : "out of memory");
+    free(mine);
+    free(owned);
+    free(owner);
+    free(all);
+    return rc;
+}
+
+/* The transfer's tile on this rank: what it sends from or receives into. */
+static float *xfer_buffer(tr_pipe *p, const xfer_t *x)
+{
+    tr_acts *a = p->a[x->mb];
+    if (x->edge >= 0)
+        return x->grad ? a->dskip[x->edge] : a->skip[x->edge];
+    int sending = x->src == p->rank, s = sending ? x->from : x->to;
+    float **v = x->grad ? (sending ? p->din : p->dout) : (sending ? p->out : p->in);
+    return v[s * p->M + x->mb];
+}
+
+static void finish(tr_pipe *p, int i, double t)
+{
+    mc_request_free(p->req[i]);
+    p->req[i] = NULL;
+    p->state[i] = XS_DONE;
+    p->t_done[i] = t;
+    if (p->x[i].dst == p->rank)
+        p->times[3 * i + 1] = t;
+    tr_pipe_record(p, EV_RESHARD, i, p->t_start[i], t);
+}
+
+/* Notes the requests that completed while the rank computed. */
+static void poll_requests(tr_pipe *p)
+{
+    for (int k = 0; k < p->nmine; k++) {
+        int i = p->mine[k];
+        if (p->state[i] == XS_RUNNING && mc_request_test(p->req[i]) == MC_OK)
+            finish(p, i, now());
+    }
+}
+
+static int wait_request(tr_pipe *p, int i, char *err, size_t len)
+{
+    if (p->state[i] != XS_RUNNING)
+        return 0;
+    double t0 = now();
+    mc_status_t s = mc_request_wait(p->req[i]);
+    double t1 = now();
+    p->wait_s += t1 - t0;
+    if (p->x[i].dst == p->rank)
+        p->times[3 * i + 2] += t1 - t0;
+    tr_pipe_record(p, EV_WAIT, i, t0, t1);
+    if (s)
+        return fail(err, len, "reshard %d->%d: %s", p->x[i].src, p->x[i].dst, mc_last_error());
+    finish(p, i, t1);
+    return 0;
+}
+
+static int start_request(tr_pipe *p, int i, char *err, size_t len)
+{
+    const xfer_t *x = &p->x[i];
+    mc_buffer_t buf = {.ptr = xfer_buffer(p, x), .memory = MC_MEMORY_HOST};
+    p->t_start[i] = now();
+    if (x->src == p->rank)
+        p->times[3 * i] = p->t_start[i];
+    mc_status_t s = mc_reshard_start(p->comm, p->plan[x->src * p->nranks + x->dst], &buf, &buf,
+                                     NULL, &p->req[i]);
+    if (s)
+        return fail(err, len, "reshard %d->%d: %s", x->src, x->dst, mc_last_error());
+    p->state[i] = XS_RUNNING;
+    return 0;
+}
+
+static void compute(tr_pipe *p, const mc_sched_action_t *a, const int *tokens, const int *targets)
+{
+    const stage_t *st = &p->stages[a->stage];
+    const int s = a->stage, mb = a->microbatch, M = p->M;
+    const size_t off = (size_t)mb * p->cfg.micro_batch * p->m->cfg.seq;
+    tr_acts *acts = p->a[mb];
+    switch (a->op) {
+    case MC_SCHED_F: {
+        float loss = tr_stage_forward(p->m, acts, st->first, st->last, tokens + off, targets + off,
+                                      p->in[s * M + mb], p->out[s * M + mb]);
+        if (st->last == p->m->nlayers)
+            p->loss[mb] = loss;
+        break;
+    }
+    case MC_SCHED_B:
+    case MC_SCHED_I: /* the model has no split backward: I runs all of it, W nothing */
+        tr_stage_backward(p->m, acts, st->first, st->last, 1.0f / (float)M, p->dout[s * M + mb],
+                          p->din[s * M + mb]);
+        break;
+    default:
+        break;
+    }
+}
+
+typedef struct {
+    double loss, has_loss, seconds, compute, wait;
+} rank_stats;
+
+/* Each transfer once: from the sender's start to the receiver seeing it done, and the part
+ * of that the receiver spent blocked waiting for it (the schedule simulator's measure). */
+static int transfer_times(tr_pipe *p, tr_pipe_stats *st)
+{
+    const size_t n = 3 * (size_t)p->nx;
+    double *all = p->times + n;
+    if (mc_comm_allgather(p->comm, p->times, all, n * sizeof(double)))
+        return -1;
+    for (int i = 0; i < p->nx; i++) {
+        double start = 0.0, done = 0.0, waited = 0.0;
+        for (int r = 0; r < p->nranks; r++) { /* one sender and one receiver wrote each */
+            start += all[r * n + 3 * i];
+            done += all[r * n + 3 * i + 1];
+            waited += all[r * n + 3 * i + 2];
+        }
+        double c = done > start ? done - start : 0.0;
+        st->reshard_s += c;
+        st->hidden_s += c - (waited < c ? waited : c);
+    }
+    return 0;
+}
+
+int tr_pipe_step(tr_pipe *p, tr_adamw *o, const int *tokens, const int *targets, tr_pipe_stats *st,
+                 char *err, size_t len)
+{
+    int rc = 0;
+    double t_begin = now();
+    tr_params_zero_grad(&p->m->params);
+    p->compute_s = 0.0;
+    p->wait_s = 0.0;
+    memset(p->times, 0, 3 * (size_t)p->nx * sizeof(double));
+    for (int k = 0; k < p->nmine; k++)
+        p->state[p->mine[k]] = XS_IDLE;
+    for (int i = 0; i < p->nprog && !rc; i++) {
+        const instr_t *in = &p->prog[i];
+        if (in->kind == IN_START) {
+            rc = start_request(p, in->index, err, len);
+        } else if (in->kind == IN_WAIT) {
+            rc = wait_request(p, in->index, err, len);
+        } else {
+            const mc_sched_action_t *a = &p->acts[in->index];
+            if (a->op == MC_SCHED_W)
+                continue; /* nothing left to do (see compute) */
+            double t0 = now();
+            compute(p, a, tokens, targets);
+            double t1 = now();
+            p->compute_s += t1 - t0;
+            tr_pipe_record(p, EV_COMPUTE, in->index, t0, t1);
+            poll_requests(p);
+        }
+    }
+    for (int k = 0; k < p->nmine; k++) { /* the sends still in flight; on failure, all */
+        int i = p->mine[k];
+        if (rc) {
+            mc_request_free(p->req[i]);
+            p->req[i] = NULL;
+        } else {
+            rc = wait_request(p, i, err, len);
+        }
+    }
+    if (rc)
+        return -1;
+    tr_adamw_update_some(o, &p->m->params, p->owned);
+
+    rank_stats mine = {.seconds = now() - t_begin, .compute = p->compute_s, .wait = p->wait_s},
+               *all;
+    if (p->stages[p->nstages - 1].rank == p->rank) {
+        for (int mb = 0; mb < p->M; mb++)
+            mine.loss += p->loss[mb];
+        mine.loss /= p->M;
+        mine.has_loss = 1;
+    }
+    if (!(all = calloc((size_t)p->nranks, sizeof(*all))))
+        return fail(err, len, "out of memory");
+    memset(st, 0, sizeof(*st));
+    mc_status_t s = mc_comm_allgather(p->comm, &mine, all, sizeof(mine));
+    if (s || transfer_times(p, st)) {
+        free(all);
+        return fail(err, len, "step statistics: %s", mc_last_error());
+    }
+    for (int r = 0; r < p->nranks; r++) {
+        if (all[r].has_loss)
+            st->loss = (float)all[r].loss;
+        st->seconds = all[r].seconds > st->seconds ? all[r].seconds : st->seconds;
+        st->compute_s += all[r].compute;
+        st->wait_s += all[r].wait;
+    }
+    free(all);
+    p->step++;
+    return 0;
+}

@@ -1,0 +1,68 @@
+/* The pipeline executor: one rank's part of a training step under a pipeline schedule.
+ *
+ * The schedule (include/meshcast/schedule.h) has p ranks and p*v stages; stage s is the
+ * contiguous layer range [s*n/S, (s+1)*n/S) of the model's n layers (S = p*v stages) and
+ * runs on the rank mc_schedule_stage_rank gives. Each rank is a one-device mesh, on a host
+ * of its own of the cpu-testbed profile (the plans' topology). A rank walks its action list
+ * with real compute (tr_stage_forward / tr_stage_backward) and moves every tensor that
+ * crosses ranks (activations, their gradients, U-transformer skip tensors and their
+ * gradients) with a meshcast reshard: the sender starts it at its SEND action, the receiver
+ * waits for it at its RECV action. Tensors between two stages on one rank are not moved:
+ * the stages share buffers.
+ *
+ * Every rank holds the whole model (same seed) but computes, accumulates and updates only
+ * its stages' layers; the batch is sampled identically on every rank. */
+#ifndef TRAINER_PIPELINE_H
+#define TRAINER_PIPELINE_H
+
+#include "meshcast/meshcast.h"
+#include "model.h"
+#include "optim.h"
+
+#include <stdio.h>
+
+typedef struct {
+    mc_sched_kind_t kind;
+    int microbatches; /* m: the batch is m microbatches */
+    int micro_batch;  /* B: sequences per microbatch */
+    mc_strategy_t strategy;
+    mc_sender_choice_t sender;
+    int trace; /* record events for tr_pipe_write_trace */
+} tr_pipe_config;
+
+/* One step, over all ranks. */
+typedef struct {
+    float loss;       /* mean over the microbatches */
+    double seconds;   /* wall time of the slowest rank */
+    double compute_s; /* compute time, summed over ranks */
+    double reshard_s; /* each transfer once, from the sender's start until the receiver saw
+                       * it done (after a compute op or in its wait), summed */
+    double hidden_s;  /* reshard_s less the time receivers were blocked waiting for them */
+    double wait_s;    /* time ranks were blocked waiting for reshards (senders' too), summed */
+} tr_pipe_stats;
+
+typedef struct tr_pipe tr_pipe;
+
+/* Collective over comm's ranks (one per schedule rank). Builds the schedule, the stage
+ * split, the plans (one per ordered rank pair: every crossing tensor is a [B*T, C] f32 on
+ * one device each side) and this rank's program. 0, or -1 with a one-line reason in err. */
+int tr_pipe_create(tr_model *m, mc_comm_t *comm, const tr_pipe_config *cfg, tr_pipe **out,
+                   char *err, size_t errlen);
+void tr_pipe_free(tr_pipe *p);
+
+/* One step on this rank: zeroes the gradients, runs the action list over the batch
+ * (tokens/targets [m*B, T], the same on every rank), waits for its reshards, updates its
+ * stages' parameters with o, and gathers the step's stats (collective). 0, or -1 with err. */
+int tr_pipe_step(tr_pipe *p, tr_adamw *o, const int *tokens, const int *targets, tr_pipe_stats *st,
+                 char *err, size_t errlen);
+
+/* Collective: afterwards every rank's model and optimizer hold, for every parameter, the
+ * values and moments of the rank that trains it (for evaluation and checkpoints). */
+int tr_pipe_gather(tr_pipe *p, tr_adamw *o, char *err, size_t errlen);
+
+/* Collective: gathers every rank's recorded events; rank 0 writes them to f (others pass
+ * NULL) as a Chrome trace: per rank, compute ops and waits on one row, each reshard as an
+ * async slice from its start to when the rank saw it done. 0, or -1 with err. */
+int tr_pipe_write_trace(tr_pipe *p, FILE *f, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,73 @@
+/* The pipeline executor's state, shared by pipeline.c (the program and the step) and
+ * pipeline_trace.c (events and the Chrome trace). */
+#ifndef TRAINER_PIPELINE_INTERNAL_H
+#define TRAINER_PIPELINE_INTERNAL_H
+
+#include "pipeline.h"
+
+#include <stdint.h>
+
+/* At most this many requests in flight on a communicator (include/meshcast/reshard.h). */
+#define MAX_INFLIGHT 255
+
+typedef struct {
+    int first, last, rank; /* layers [first, last) */
+} stage_t;
+
+/* One tensor crossing ranks for one microbatch: a reshard of its own. */
+typedef struct {
+    int from, to; /* producing and consuming stage */
+    int src, dst; /* their ranks */
+    int mb, grad;
+    int edge;  /* -1: the chain tensor between neighbour stages; else a skip edge of the model */
+    int after; /* receiver: its action after which it starts its side (-1: at the top) */
+} xfer_t;
+
+enum { XS_IDLE, XS_RUNNING, XS_DONE };
+enum { IN_COMPUTE, IN_START, IN_WAIT };
+typedef struct {
+    int kind, index; /* index: of the action (compute) or of the transfer */
+} instr_t;
+
+enum { EV_COMPUTE, EV_WAIT, EV_RESHARD };
+typedef struct {
+    double t0, t1;
+    int32_t kind, rank, step, index; /* index: action (compute) or transfer */
+} event_t;
+
+struct tr_pipe {
+    tr_model *m;
+    mc_comm_t *comm;
+    tr_pipe_config cfg;
+    int rank, nranks, nstages, M;
+    mc_schedule_t *sched;
+    const mc_sched_action_t *acts; /* this rank's list */
+    size_t nacts;
+    stage_t *stages;
+    xfer_t *x; /* every transfer of the step, in the order of the dry run's sends */
+    int nx;
+    int *key_first, *key_n; /* per (stage pair, microbatch, direction): its transfers */
+    instr_t *prog;
+    int nprog;
+    int *mine, nmine; /* transfers this rank takes part in */
+    mc_topology_t *topo;
+    mc_layout_t **layout;             /* per rank: its one-device mesh holding a [B*T, C] f32 */
+    mc_plan_t **plan;                 /* per ordered rank pair */
+    tr_acts **a;                      /* per microbatch, shared by this rank's stages */
+    float **in, **out, **dout, **din; /* per stage and microbatch: boundary tensors */
+    unsigned char *owned;             /* per parameter: in one of this rank's stages */
+    float *loss;                      /* per microbatch, on the last stage's rank */
+    mc_request_t **req;               /* per transfer */
+    int *state;
+    double *t_start, *t_done; /* this rank's start, and when it saw the transfer done */
+    double *times;            /* per transfer: sender's start, receiver's done and wait */
+    double compute_s;
+    double wait_s;
+    event_t *ev;
+    int nev, cap, step;
+};
+
+/* Notes one event of this rank when tracing (index: the action or the transfer). */
+void tr_pipe_record(tr_pipe *p, int kind, int index, double t0, double t1);
+
+#endif

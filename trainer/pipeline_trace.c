@@ -1,0 +1,102 @@
+/* The pipeline's events: what each rank did when (compute ops, waits, reshards from its
+ * start to when it saw them done), gathered to rank 0 and written as a Chrome trace. */
+#include "pipeline_internal.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tr_pipe_record(tr_pipe *p, int kind, int index, double t0, double t1)
+{
+    if (!p->cfg.trace)
+        return;
+    if (p->nev == p->cap) {
+        int cap = p->cap ? 2 * p->cap : 256;
+        event_t *ev = realloc(p->ev, (size_t)cap * sizeof(*ev));
+        if (!ev)
+            return; /* the trace loses events; the step goes on */
+        p->ev = ev;
+        p->cap = cap;
+    }
+    p->ev[p->nev++] = (event_t){t0, t1, kind, p->rank, p->step, index};
+}
+
+static void write_event(const tr_pipe *p, FILE *f, const event_t *e, double t0, int id)
+{
+    const double ts = (e->t0 - t0) * 1e6, dur = (e->t1 - e->t0) * 1e6;
+    char name[96];
+    if (e->kind == EV_COMPUTE) {
+        const mc_sched_action_t *list;
+        size_t n;
+        mc_schedule_actions(p->sched, e->rank, &list, &n);
+        mc_sched_action_format(&list[e->index], name, sizeof(name));
+    } else {
+        const xfer_t *x = &p->x[e->index];
+        char edge[16] = "";
+        if (x->edge >= 0)
+            snprintf(edge, sizeof(edge), "skip%d ", x->edge);
+        snprintf(name, sizeof(name), "%s%s %d->%d mb%d", edge, x->grad ? "grad" : "act", x->from,
+                 x->to, x->mb);
+    }
+    if (e->kind == EV_RESHARD)
+        fprintf(f,
+                ",\n{\"name\":\"%s\",\"cat\":\"reshard\",\"ph\":\"b\",\"id\":%d,\"pid\":%d,"
+                "\"tid\":1,\"ts\":%.3f,\"args\":{\"step\":%d}},\n"
+                "{\"name\":\"%s\",\"cat\":\"reshard\",\"ph\":\"e\",\"id\":%d,\"pid\":%d,"
+                "\"tid\":1,\"ts\":%.3f}",
+                name, id, e->rank, ts, e->step, name, id, e->rank, ts + dur);
+    else
+        fprintf(f,
+                ",\n{\"name\":\"%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,"
+                "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"step\":%d}}",
+                e->kind == EV_WAIT ? "wait " : "", name, e->kind == EV_WAIT ? "wait" : "compute",
+                e->rank, ts, dur, e->step);
+}
+
+int tr_pipe_write_trace(tr_pipe *p, FILE *f, char *err, size_t len)
+{
+    const int n = p->nranks;
+    int64_t mine = p->nev, *counts = calloc((size_t)n, sizeof(int64_t)), most = 0;
+    event_t *all = NULL, *pad = NULL;
+    int rc = -1;
+    if (!counts || mc_comm_allgather(p->comm, &mine, counts, sizeof(mine)))
+        goto out;
+    for (int r = 0; r < n; r++)
+        most = counts[r] > most ? counts[r] : most;
+    pad = calloc((size_t)most + 1, sizeof(*pad));
+    all = calloc((size_t)most * n + 1, sizeof(*all));
+    if (!pad || !all)
+        goto out;
+    if (p->nev)
+        memcpy(pad, p->ev, (size_t)p->nev * sizeof(*pad));
+    if (mc_comm_allgather(p->comm, pad, all, (size_t)most * sizeof(*pad)))
+        goto out;
+    rc = 0;
+    if (!f)
+        goto out;
+    double t0 = 0.0;
+    for (int r = 0; r < n; r++)
+        for (int64_t i = 0; i < counts[r]; i++)
+            if (t0 == 0.0 || all[r * most + i].t0 < t0)
+                t0 = all[r * most + i].t0;
+    fputs("{\"traceEvents\":[", f);
+    for (int r = 0; r < n; r++) {
+        fprintf(f,
+                "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"rank "
+                "%d\"}},\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%d,\"tid\":0,\"args\":"
+                "{\"name\":\"compute and waits\"}},\n{\"name\":\"thread_name\",\"ph\":\"M\","
+                "\"pid\":%d,\"tid\":1,\"args\":{\"name\":\"reshards\"}}",
+                r ? "," : "", r, r, r, r);
+        for (int64_t i = 0; i < counts[r]; i++)
+            write_event(p, f, &all[r * most + i], t0, (int)(r * most + i));
+    }
+    fprintf(f, "\n]}\n");
+    rc = ferror(f) ? -1 : 0;
+out:
+    if (rc)
+        snprintf(err, len, "trace: %s", f && ferror(f) ? "write failed" : mc_last_error());
+    free(counts);
+    free(pad);
+    free(all);
+    return rc;
+}
