@@ -53,6 +53,9 @@ mc_status_t mc_strategy_broadcast(mc_plan_t *plan);
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan);
 /* Reductions (partial source), naive: every addend to one device, combined, then sent. */
 mc_status_t mc_strategy_reduce_naive(mc_plan_t *plan);
+/* Reductions, reduce-scatter + all-gather: one stripe per reducer; hierarchical: results
+ * cross each needing host's NIC once, then fan out inside it. */
+mc_status_t mc_strategy_reduce_scatter(mc_plan_t *plan, int hierarchical);
 
 /* Reorders flows like the rounds of an all-to-all (lib/plan/order.c). */
 mc_status_t mc_plan_order_rounds(mc_plan_t *plan);

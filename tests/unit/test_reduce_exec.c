@@ -1,9 +1,10 @@
 /* Executing reduction plans, checked element by element: random cases (random_case.h:
  * same, overlapping and disjoint meshes, uneven shards, every cut) whose source gets every
- * free mesh axis made partial at random, with a random op and dtype; the naive strategy
- * (send_recv on a partial source) plans them; they run on one rank (the worker pool) or 2..8
- * ranks as threads (the chunk engine), with whole-flow or tiny chunks; every destination
- * element must equal, bit for bit, the addends combined in addend order
+ * free mesh axis made partial at random; case i takes dtype i mod 10, op (i / 10) mod 4
+ * and plan (i / 40) mod 4 — naive (send_recv), meshcast's choice, reduce-scatter flat and
+ * hierarchical (forced) — so 400 cases cover every combination; they run on one rank (the
+ * worker pool) or 2..8 ranks as threads (the chunk engine), with whole-flow or tiny chunks;
+ * every destination element must equal, bit for bit, the addends combined in addend order
  * (mc_pattern_check_reduced). MC_TEST_SEED=N reruns one case. */
 #include <pthread.h>
 #include <setjmp.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "meshcast/meshcast.h"
+#include "plan/plan_internal.h"
 #include "random_case.h"
 
 #define NCASES 400
@@ -130,8 +132,8 @@ static const mc_dtype_t dtypes[] = {MC_DTYPE_F64, MC_DTYPE_F32, MC_DTYPE_F16, MC
 
 /* The case's source with its free mesh axes partial at random (at least one; when there is
  * none, one axis stops sharding), a random op and dtype; NULL for a mesh of one device. */
-static mc_layout_t *partial_source(rc_rng_t *rng, const rc_case_t *c, mc_layout_t **dst, char *what,
-                                   size_t len)
+static mc_layout_t *partial_source(rc_rng_t *rng, const rc_case_t *c, int64_t index,
+                                   mc_layout_t **dst, char *what, size_t len)
 {
     const mc_spec_t *spec = mc_layout_spec(c->src);
     const mc_mesh_t *mesh = mc_layout_mesh(c->src);
@@ -168,8 +170,8 @@ static mc_layout_t *partial_source(rc_rng_t *rng, const rc_case_t *c, mc_layout_
     } else {
         assert_int_equal(mc_spec_copy(spec, &ps), MC_OK);
     }
-    mc_dtype_t dt = dtypes[rc_range(rng, 0, 9)];
-    mc_reduce_t op = (mc_reduce_t)rc_range(rng, MC_REDUCE_SUM, MC_REDUCE_MIN);
+    mc_dtype_t dt = dtypes[index % 10];
+    mc_reduce_t op = (mc_reduce_t)(MC_REDUCE_SUM + index / 10 % 4);
     if (dt == MC_DTYPE_BOOL && op == MC_REDUCE_AVG)
         op = MC_REDUCE_SUM;
     int first = (int)rc_range(rng, 0, nfree - 1);
@@ -192,7 +194,21 @@ static mc_layout_t *partial_source(rc_rng_t *rng, const rc_case_t *c, mc_layout_
     return src;
 }
 
-static void run_case(uint64_t seed, int64_t *nruns, int64_t *skipped)
+static const char *const plans[] = {"naive", "meshcast", "reduce_scatter", "hierarchical"};
+
+/* Replaces plan's flows by the reduce-scatter strategy's (flat or hierarchical), which
+ * meshcast's cost model may not pick for a small case, and re-checks the plan. */
+static mc_status_t force_reduce_scatter(mc_plan_t *plan, int hierarchical)
+{
+    mc_status_t s;
+    plan->nflows = plan->nedges = 0;
+    if ((s = mc_strategy_reduce_scatter(plan, hierarchical)) || (s = mc_plan_set_chunks(plan)) ||
+        (s = mc_plan_count(plan)))
+        return s;
+    return mc_plan_validate(plan);
+}
+
+static void run_case(uint64_t seed, int64_t index, int64_t *nruns, int64_t *skipped)
 {
     rc_case_t c;
     char err[1024], what[512];
@@ -201,17 +217,21 @@ static void run_case(uint64_t seed, int64_t *nruns, int64_t *skipped)
         return;
     }
     rc_rng_t rng = {seed ^ 0xadd};
-    mc_layout_t *dst = NULL, *src = partial_source(&rng, &c, &dst, what, sizeof what);
+    mc_layout_t *dst = NULL, *src = partial_source(&rng, &c, index, &dst, what, sizeof what);
+    int which = (int)(index / 40 % 4);
     if (!src) {
         (*skipped)++;
         rc_case_free(&c);
         return;
     }
     mc_plan_params_t params = {.field_mask = MC_PLAN_PARAM_STRATEGY,
-                               .strategy = MC_STRATEGY_SEND_RECV};
+                               .strategy = which ? MC_STRATEGY_MESHCAST : MC_STRATEGY_SEND_RECV};
     mc_plan_t *plan = NULL;
-    if (mc_plan_create(src, dst, c.topo, &params, &plan)) {
-        report(&c, "%s: mc_plan_create: %s", what, mc_last_error());
+    size_t at = strlen(what);
+    snprintf(what + at, sizeof what - at, ", plan %s", plans[which]);
+    if (mc_plan_create(src, dst, c.topo, &params, &plan) ||
+        (which >= 2 && force_reduce_scatter(plan, which == 3))) {
+        report(&c, "%s: planning: %s", what, mc_last_error());
     } else {
         int nranks = (int)(seed % 3 == 0 ? 1 : rc_range(&rng, 1, 8));
         int64_t chunk = rc_range(&rng, 0, 2) == 0 ? rc_range(&rng, 1, 64) : 0;
@@ -258,7 +278,7 @@ static void test_random_reductions(void **state)
     }
     failures = 0;
     for (int64_t i = 0; i < ncases; i++)
-        run_case(first + (uint64_t)i, &nruns, &skipped);
+        run_case(first + (uint64_t)i, (int64_t)(first - 1) + i, &nruns, &skipped);
     if (failures)
         fail_msg("%d failures over %lld cases (first %d printed; rerun one with MC_TEST_SEED=N)",
                  failures, (long long)ncases, MAX_REPORTS);

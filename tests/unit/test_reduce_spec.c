@@ -203,16 +203,17 @@ static void test_pieces_addends(void **state)
     assert_non_null(strstr(mc_last_error(), "Partial destination"));
     mc_layout_destroy(plain);
 
-    /* A partial source: strategies without a reduction plan refuse with the reason;
-     * send_recv plans the naive reduction; the bound is the copy bound. */
+    /* A partial source: local_allgather (copies only) refuses with the reason; send_recv
+     * plans the naive reduction. */
     mc_topology_t *t = NULL;
     assert_int_equal(mc_topology_load("p3.8xlarge", &t), MC_OK);
     mc_plan_t *plan = NULL;
-    assert_int_equal(mc_plan_create(src, dst, t, NULL, &plan), MC_ERR_UNSUPPORTED);
-    assert_non_null(strstr(mc_last_error(), "Partial (pending sum of 2 addends); strategy "
-                                            "meshcast plans no reductions yet"));
     mc_plan_params_t params = {.field_mask = MC_PLAN_PARAM_STRATEGY,
-                               .strategy = MC_STRATEGY_SEND_RECV};
+                               .strategy = MC_STRATEGY_LOCAL_ALLGATHER};
+    assert_int_equal(mc_plan_create(src, dst, t, &params, &plan), MC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(mc_last_error(), "Partial (pending sum of 2 addends); strategy "
+                                            "local_allgather moves copies only"));
+    params.strategy = MC_STRATEGY_SEND_RECV;
     assert_int_equal(mc_plan_create(src, dst, t, &params, &plan), MC_OK);
     mc_plan_stats_t st;
     assert_int_equal(mc_plan_query(plan, &st), MC_OK);
