@@ -5,7 +5,8 @@
  * hierarchical (forced) — so 400 cases cover every combination; they run on one rank (the
  * worker pool) or 2..8 ranks as threads (the chunk engine), with whole-flow or tiny chunks;
  * every destination element must equal, bit for bit, the addends combined in addend order
- * (mc_pattern_check_reduced). MC_TEST_SEED=N reruns one case. */
+ * (mc_pattern_check_reduced), and the reduction bound must not exceed the plan's estimate.
+ * MC_TEST_SEED=N reruns one case. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -233,6 +234,11 @@ static void run_case(uint64_t seed, int64_t index, int64_t *nruns, int64_t *skip
         (which >= 2 && force_reduce_scatter(plan, which == 3))) {
         report(&c, "%s: planning: %s", what, mc_last_error());
     } else {
+        double est = 0;
+        assert_int_equal(mc_plan_simulate(plan, &est), MC_OK);
+        if (plan->stats.lower_bound_s > est * (1 + 1e-9))
+            report(&c, "%s: bound %g s above the estimate %g s", what, plan->stats.lower_bound_s,
+                   est);
         int nranks = (int)(seed % 3 == 0 ? 1 : rc_range(&rng, 1, 8));
         int64_t chunk = rc_range(&rng, 0, 2) == 0 ? rc_range(&rng, 1, 64) : 0;
         tiles_t st, dt;
