@@ -136,12 +136,20 @@ static mc_status_t compile_combine(const mc_plan_t *plan, builder_t *b, int64_t 
     if (own >= 0)
         p->inputs[op.in0 + own] =
             (mc_region_t){MC_AT_SRC, mc_mesh_find(plan->src->mesh, red), f->box};
+    /* addends of this rank's devices are read in place (no gather op was made for them) */
+    for (int64_t j = 0; j < f->ngather; j++) {
+        int64_t from = plan->edges[f->edge0 + j].from;
+        if (mc_device_rank(from, p->nranks, p->ndevices) == p->rank)
+            p->inputs[op.in0 + mc_piece_addend(piece, from)] =
+                (mc_region_t){MC_AT_SRC, mc_mesh_find(plan->src->mesh, from), f->box};
+    }
     for (int64_t i = first; i < p->nops; i++) {
         if (!p->ops[i].gather || p->ops[i].kind == MC_OP_SEND)
             continue;
         p->inputs[op.in0 + mc_piece_addend(piece, p->ops[i].from_dev)] = p->ops[i].dst;
         op.nwait++;
     }
+    op.from_holder = op.nwait == 0; /* every addend on this rank: a root */
     p->ninputs += n;
     if (mc_piece_needs(piece, red)) {
         op.dst = (mc_region_t){MC_AT_DST, mc_mesh_find(plan->dst->mesh, red), f->box};
@@ -174,6 +182,13 @@ static mc_status_t compile_flow(const mc_plan_t *plan, builder_t *b, int64_t fi,
         int rf = mc_device_rank(e->from, p->nranks, p->ndevices);
         int rt = mc_device_rank(e->to, p->nranks, p->ndevices);
         if ((rf != p->rank && rt != p->rank) || nchunks == 0)
+            continue;
+        /* an addend already on the reducer's rank: the COMBINE reads it in place */
+        int local_gather = j < f->ngather && rf == rt;
+        if (local_gather && j + 1 == f->ngather &&
+            (s = compile_combine(plan, b, fi, first, nchunks, chunk)))
+            return s;
+        if (local_gather)
             continue;
         mc_op_t op = {.flow = fi,
                       .from_dev = e->from,

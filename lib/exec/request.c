@@ -425,7 +425,7 @@ static void launch(mc_request_t *r)
         } else {
             for (int64_t k = 0; k < op->nchunks && !r->comm->failed && r->phase == PHASE_RUNNING;
                  k++)
-                local_copy(r, i, k);
+                (op->kind == MC_OP_COMBINE ? combine_chunk : local_copy)(r, i, k);
         }
     }
 }
