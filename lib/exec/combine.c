@@ -193,6 +193,8 @@ static inline void st_bf16(char *p, int64_t i, float v)
 #define DIV(v, n) ((v) / (n)) /* float / (float)n, double / n, int64 truncated */
 /* Sums of narrow integers stay far below 2^53, where a double quotient truncates to the
  * integer one; SIMD has no integer division. */
+/* i64: the sum wraps in 64 unsigned bits (as the type's own arithmetic), divided signed */
+#define SIGNED_DIV(v, n) ((int64_t)(v) / (n))
 #define NARROW_DIV(v, n) ((int32_t)((double)(v) / (double)(n)))
 #define TO_BOOL(x) ((uint8_t)((x) != 0))
 
@@ -208,8 +210,9 @@ FLOAT_KERNELS(f32, f32, float)
 FLOAT_KERNELS(f16, f32, float)
 FLOAT_KERNELS(bf16, f32, float)
 
-/* Integers: the wrapping sum in the unsigned type U, avg in AVG (64 bits; 32 for 8-bit types,
- * whose sums of at most 2^24 addends (MC_PIECES_MAX_IDS) fit) truncated toward zero, max and
+/* Integers: the wrapping sum in the unsigned type U, avg in AVG (i64: 64 unsigned bits, wrapping
+ * like its sum; i32, i16: 64 bits; i8, u8: 32 bits, which hold sums of 2^24 addends, the most
+ * a plan has (MC_PIECES_MAX_IDS)) truncated toward zero, max and
  * min in the type T itself. */
 #define INT_KERNELS(T, TT, U, UT, AVG, TAVG, AVG_DIV)                                              \
     INIT_FOLD(T##_sum, U, UT, ld_##U, AS_IS, SUM)                                                  \
@@ -219,15 +222,15 @@ FLOAT_KERNELS(bf16, f32, float)
     FINISH(T##_sum, U, UT, st_##U, KEEP)                                                           \
     FINISH(T##_avg, AVG, TAVG, st_##T, AVG_DIV)                                                    \
     FINISH(T, T, TT, st_##T, KEEP)
-INT_KERNELS(i64, int64_t, u64, uint64_t, i64, int64_t, DIV)
+INT_KERNELS(i64, int64_t, u64, uint64_t, u64, uint64_t, SIGNED_DIV)
 INT_KERNELS(i32, int32_t, u32, uint32_t, i64, int64_t, NARROW_DIV)
 INT_KERNELS(i16, int16_t, u16, uint16_t, i64, int64_t, NARROW_DIV)
 INT_KERNELS(i8, int8_t, u8, uint8_t, i32, int32_t, NARROW_DIV)
 /* u8: sum and avg as above (avg: zero-extended), max and min unsigned */
-INIT_FOLD(u8_avg, i32, int32_t, ld_u8, AS_IS, SUM)
+INIT_FOLD(u8_avg, u32, uint32_t, ld_u8, AS_IS, SUM)
 INIT_FOLD(u8_max, u8, uint8_t, ld_u8, AS_IS, IMAX)
 INIT_FOLD(u8_min, u8, uint8_t, ld_u8, AS_IS, IMIN)
-FINISH(u8_avg, i32, int32_t, st_u8, NARROW_DIV)
+FINISH(u8_avg, u32, uint32_t, st_u8, NARROW_DIV)
 FINISH(u8, u8, uint8_t, st_u8, KEEP)
 /* bool: sum and max are "any", min is "all" (of nonzero bytes), written as 0 or 1 */
 INIT_FOLD(bool_any, u8, uint8_t, ld_u8, TO_BOOL, ANY)
@@ -276,6 +279,50 @@ static kernels_t kernels(mc_dtype_t t, mc_reduce_t op)
     }
 #undef PICK_FLOAT
 #undef PICK_INT
+}
+
+void mc_combine_identity(mc_dtype_t dtype, mc_reduce_t op, void *elem)
+{
+    int lo = op == MC_REDUCE_MAX, hi = op == MC_REDUCE_MIN; /* else sum: zero */
+    double d = lo ? -INFINITY : hi ? INFINITY : -0.0;
+    float f = (float)d;
+    uint16_t h = dtype == MC_DTYPE_F16 ? f32_to_f16(f) : f32_to_bf16(f);
+    size_t size = mc_dtype_size(dtype);
+    /* integers: the least value has only the sign bit set, the greatest all others */
+    uint64_t u = lo ? (uint64_t)1 << (8 * size - 1) : hi ? ~((uint64_t)1 << (8 * size - 1)) : 0;
+    if (dtype == MC_DTYPE_U8 || dtype == MC_DTYPE_BOOL)
+        u = hi ? (dtype == MC_DTYPE_U8 ? 0xff : 1) : 0;
+    switch (dtype) {
+    case MC_DTYPE_F64:
+        memcpy(elem, &d, 8);
+        break;
+    case MC_DTYPE_F32:
+        memcpy(elem, &f, 4);
+        break;
+    case MC_DTYPE_F16:
+    case MC_DTYPE_BF16:
+        memcpy(elem, &h, 2);
+        break;
+    default:
+        memcpy(elem, &u, size); /* the low bytes (little-endian hosts) */
+    }
+}
+
+void mc_combine_fill(mc_dtype_t dtype, mc_reduce_t op, const mc_strided_t *out, int64_t off,
+                     int64_t len)
+{
+    uint64_t buf[BLOCK];
+    int64_t size = (int64_t)mc_dtype_size(dtype);
+    for (int64_t i = 0; i < BLOCK; i++)
+        mc_combine_identity(dtype, op, (char *)buf + i * size);
+    for (int64_t at = 0; at < len; at += BLOCK * size) {
+        int64_t bytes = len - at < BLOCK * size ? len - at : BLOCK * size;
+        char *o = mc_strided_range(out, off + at, bytes);
+        if (o)
+            memcpy(o, buf, (size_t)bytes);
+        else
+            mc_strided_unpack(out, off + at, bytes, buf);
+    }
 }
 
 void mc_combine(mc_dtype_t dtype, mc_reduce_t op, int n, const void *const *in, void *out,

@@ -278,6 +278,39 @@ static mc_status_t compile_self_copies(const mc_plan_t *plan, builder_t *b)
     return MC_OK;
 }
 
+/* Devices of a Partial destination other than addend 0 get the op's identity. */
+static mc_status_t compile_fills(const mc_plan_t *plan, builder_t *b)
+{
+    mc_program_t *p = b->p;
+    const mc_mesh_t *mesh = plan->dst->mesh;
+    for (int64_t i = 0; p->dst_reduce != MC_REDUCE_NONE && i < mesh->size; i++) {
+        int64_t dev = mesh->devices[i];
+        const mc_box_t *tile = &p->dst_tiles[i];
+        int64_t bytes = mc_box_volume(tile, p->ndim) * p->elem_size;
+        if (mc_device_rank(dev, p->nranks, p->ndevices) != p->rank || bytes == 0 ||
+            mc_layout_addend_index(plan->dst, i) == 0)
+            continue;
+        mc_region_t r = {MC_AT_DST, i, *tile};
+        mc_op_t op = {.kind = MC_OP_FILL,
+                      .flow = -1,
+                      .peer = p->rank,
+                      .from_dev = dev,
+                      .to_dev = dev,
+                      .bytes = bytes,
+                      .chunk_bytes = bytes,
+                      .nchunks = 1,
+                      .msg0 = -1,
+                      .from_holder = 1,
+                      .child0 = p->nchildren,
+                      .src = r,
+                      .dst = r};
+        mc_status_t s = add_op(b, &op);
+        if (s)
+            return s;
+    }
+    return MC_OK;
+}
+
 static mc_status_t compile_tiles(const mc_layout_t *l, mc_box_t **out)
 {
     int64_t n = l->mesh->size;
@@ -312,6 +345,7 @@ mc_status_t mc_program_compile(const mc_plan_t *plan, int rank, int nranks, int6
     p->src_mesh_size = plan->src->mesh->size;
     p->dtype = plan->src->dtype;
     p->reduce = plan->pieces->op;
+    p->dst_reduce = mc_spec_reduce(plan->dst->spec);
     p->dst_mesh_size = plan->dst->mesh->size;
     if ((s = compile_tiles(plan->src, &p->src_tiles)) ||
         (s = compile_tiles(plan->dst, &p->dst_tiles)))
@@ -328,7 +362,7 @@ mc_status_t mc_program_compile(const mc_plan_t *plan, int rank, int nranks, int6
         goto err;
     }
     p->nmessages = msg;
-    if ((s = compile_self_copies(plan, &b)))
+    if ((s = compile_self_copies(plan, &b)) || (s = compile_fills(plan, &b)))
         goto err;
 
     uint64_t h = 1469598103934665603ULL;
@@ -339,6 +373,7 @@ mc_status_t mc_program_compile(const mc_plan_t *plan, int rank, int nranks, int6
     hash_i64(&h, plan->params.strategy);
     hash_i64(&h, plan->params.sender);
     hash_i64(&h, p->reduce);
+    hash_i64(&h, p->dst_reduce);
     for (int64_t fi = 0; fi < plan->nflows; fi++) {
         const mc_flow_t *f = &plan->flows[fi];
         int64_t chunk = chunk_bytes > 0 ? chunk_bytes : f->chunk_bytes;

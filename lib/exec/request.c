@@ -297,6 +297,17 @@ static void combine_chunk(mc_request_t *r, int64_t opi, int64_t k)
     unit_done(r);
 }
 
+static void fill_chunk(mc_request_t *r, int64_t opi, int64_t k)
+{
+    const mc_op_t *op = &r->prog->ops[opi];
+    op_state_t *st = &r->ops[opi];
+    int64_t off, len;
+    chunk_range(op, k, &off, &len);
+    mc_combine_fill(r->prog->dtype, r->prog->dst_reduce, &st->dst, off, len);
+    st->completed++;
+    unit_done(r);
+}
+
 static void local_copy(mc_request_t *r, int64_t opi, int64_t k)
 {
     const mc_op_t *op = &r->prog->ops[opi];
@@ -425,7 +436,9 @@ static void launch(mc_request_t *r)
         } else {
             for (int64_t k = 0; k < op->nchunks && !r->comm->failed && r->phase == PHASE_RUNNING;
                  k++)
-                (op->kind == MC_OP_COMBINE ? combine_chunk : local_copy)(r, i, k);
+                (op->kind == MC_OP_COMBINE ? combine_chunk
+                 : op->kind == MC_OP_FILL  ? fill_chunk
+                                           : local_copy)(r, i, k);
         }
     }
 }
@@ -531,6 +544,8 @@ static void run_task(mc_pool_job_t *job, int64_t t)
         if (op->kind == MC_OP_COMBINE)
             mc_combine_boxes(r->prog->dtype, r->prog->reduce, (int)op->nin, st->in, &st->dst, off,
                              len);
+        else if (op->kind == MC_OP_FILL)
+            mc_combine_fill(r->prog->dtype, r->prog->dst_reduce, &st->dst, off, len);
         else
             mc_strided_copy(&st->dst, &st->src, off, len);
     }
@@ -681,7 +696,8 @@ static mc_status_t prepare(mc_request_t *r, const mc_buffer_t *src, const mc_buf
             goto out;
         if (op->kind == MC_OP_COMBINE && (s = prepare_combine(r, op, st, src, dst, staging_off)))
             goto out;
-        if (op->kind == MC_OP_LOCAL_COPY || op->kind == MC_OP_COMBINE || !r->comm->tp)
+        if (op->kind == MC_OP_LOCAL_COPY || op->kind == MC_OP_COMBINE || op->kind == MC_OP_FILL ||
+            !r->comm->tp)
             continue;
         const mc_strided_t *box = op->kind == MC_OP_SEND ? &st->src : &st->dst;
         int contiguous = box->run_bytes == box->bytes;

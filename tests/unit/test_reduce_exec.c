@@ -6,6 +6,8 @@
  * worker pool) or 2..8 ranks as threads (the chunk engine), with whole-flow or tiny chunks;
  * every destination element must equal, bit for bit, the addends combined in addend order
  * (mc_pattern_check_reduced), and the reduction bound must not exceed the plan's estimate.
+ * Every third case has a partial destination (sum, max or min on a free axis; every ninth
+ * from a plain source): its devices off addend 0 must hold the op's identity.
  * MC_TEST_SEED=N reruns one case. */
 #include <pthread.h>
 #include <setjmp.h>
@@ -23,6 +25,7 @@
 #define MAX_REPORTS 10
 
 static int failures;
+static int64_t partial_dsts, copies; /* executed cases with a partial destination */
 
 static void report(const rc_case_t *c, const char *fmt, ...)
 {
@@ -195,6 +198,37 @@ static mc_layout_t *partial_source(rc_rng_t *rng, const rc_case_t *c, int64_t in
     return src;
 }
 
+/* dst with one free mesh axis (of size > 1) made partial, op sum, max or min (NULL when
+ * there is none): its devices off addend 0 must get the op's identity. */
+static mc_layout_t *partial_destination(rc_rng_t *rng, const mc_layout_t *dst)
+{
+    const mc_spec_t *spec = mc_layout_spec(dst);
+    const mc_mesh_t *mesh = mc_layout_mesh(dst);
+    int axis = -1;
+    for (int a = 0; a < mc_mesh_ndim(mesh); a++) {
+        int used = 0;
+        for (int d = 0; d < mc_spec_tensor_ndim(spec); d++)
+            for (int k = 0; k < mc_spec_dim_naxes(spec, d); k++)
+                used |= mc_spec_dim_axis(spec, d, k) == a;
+        if (!used && mc_mesh_axis_size(mesh, a) > 1 && (axis < 0 || rc_range(rng, 0, 1)))
+            axis = a;
+    }
+    if (axis < 0)
+        return NULL;
+    mc_spec_t *ps = NULL;
+    mc_layout_t *out = NULL;
+    static const mc_reduce_t ops[] = {MC_REDUCE_SUM, MC_REDUCE_MAX, MC_REDUCE_MIN};
+    assert_int_equal(mc_spec_copy(spec, &ps), MC_OK);
+    assert_int_equal(mc_spec_set_reduce(ps, axis, ops[rc_range(rng, 0, 2)]), MC_OK);
+    int64_t shape[MC_MAX_NDIM];
+    for (int d = 0; d < mc_layout_ndim(dst); d++)
+        shape[d] = mc_layout_dim(dst, d);
+    assert_int_equal(
+        mc_layout_create(mc_layout_ndim(dst), shape, mc_layout_dtype(dst), mesh, ps, &out), MC_OK);
+    mc_spec_destroy(ps);
+    return out;
+}
+
 static const char *const plans[] = {"naive", "meshcast", "reduce_scatter", "hierarchical"};
 
 /* Replaces plan's flows by the reduce-scatter strategy's (flat or hierarchical), which
@@ -225,11 +259,34 @@ static void run_case(uint64_t seed, int64_t index, int64_t *nruns, int64_t *skip
         rc_case_free(&c);
         return;
     }
+    /* every third case a partial destination, every ninth from a plain (copy) source */
+    mc_layout_t *pd = index % 3 == 2 ? partial_destination(&rng, dst) : NULL;
+    int copy = pd && index % 9 == 8;
+    if (pd) {
+        mc_layout_destroy(dst);
+        dst = pd;
+    }
+    if (copy) {
+        int64_t shape[MC_MAX_NDIM];
+        for (int d = 0; d < c.ndim; d++)
+            shape[d] = c.shape[d];
+        mc_layout_destroy(src);
+        assert_int_equal(mc_layout_create(c.ndim, shape, mc_layout_dtype(dst),
+                                          mc_layout_mesh(c.src), mc_layout_spec(c.src), &src),
+                         MC_OK);
+        which = 1;
+    }
     mc_plan_params_t params = {.field_mask = MC_PLAN_PARAM_STRATEGY,
                                .strategy = which ? MC_STRATEGY_MESHCAST : MC_STRATEGY_SEND_RECV};
     mc_plan_t *plan = NULL;
     size_t at = strlen(what);
-    snprintf(what + at, sizeof what - at, ", plan %s", plans[which]);
+    char text[256] = "";
+    if (pd && mc_spec_format(mc_layout_spec(dst), mc_layout_mesh(dst), MC_NOTATION_DTENSOR, text,
+                             sizeof text))
+        mc_spec_format(mc_layout_spec(dst), mc_layout_mesh(dst), MC_NOTATION_ALPA, text,
+                       sizeof text);
+    snprintf(what + at, sizeof what - at, ", plan %s%s%s%s", plans[which], copy ? ", copy" : "",
+             pd ? ", partial dst " : "", text);
     if (mc_plan_create(src, dst, c.topo, &params, &plan) ||
         (which >= 2 && force_reduce_scatter(plan, which == 3))) {
         report(&c, "%s: planning: %s", what, mc_last_error());
@@ -246,6 +303,8 @@ static void run_case(uint64_t seed, int64_t index, int64_t *nruns, int64_t *skip
         tiles_make(&dt, dst, 0, seed);
         mc_status_t s = execute(plan, nranks, &st, &dt, chunk, err, sizeof err);
         (*nruns)++;
+        partial_dsts += pd != NULL;
+        copies += copy;
         if (s) {
             report(&c, "%s, %d ranks, chunk %lld: status %d: %s", what, nranks, (long long)chunk, s,
                    err);
@@ -254,9 +313,11 @@ static void run_case(uint64_t seed, int64_t index, int64_t *nruns, int64_t *skip
             int64_t wrong = 0;
             for (int64_t i = 0; i < dt.n; i++) {
                 int64_t w = 0;
-                assert_int_equal(mc_pattern_check_reduced(src, dst, mc_mesh_device(m, i), seed,
-                                                          dt.bufs[i].ptr, &w, NULL),
-                                 MC_OK);
+                int64_t dev = mc_mesh_device(m, i);
+                assert_int_equal(
+                    copy ? mc_pattern_check(dst, dev, seed, dt.bufs[i].ptr, &w)
+                         : mc_pattern_check_reduced(src, dst, dev, seed, dt.bufs[i].ptr, &w, NULL),
+                    MC_OK);
                 wrong += w;
             }
             if (wrong)
@@ -288,9 +349,10 @@ static void test_random_reductions(void **state)
     if (failures)
         fail_msg("%d failures over %lld cases (first %d printed; rerun one with MC_TEST_SEED=N)",
                  failures, (long long)ncases, MAX_REPORTS);
-    printf("%lld cases: %lld reductions executed and verified bit for bit, %lld without a "
-           "free mesh axis\n",
-           (long long)ncases, (long long)nruns, (long long)skipped);
+    printf("%lld cases: %lld reductions executed and verified bit for bit (%lld into a partial "
+           "destination, %lld of them copies), %lld without a free mesh axis\n",
+           (long long)ncases, (long long)nruns, (long long)partial_dsts, (long long)copies,
+           (long long)skipped);
     assert_true(ncases == 1 || nruns > ncases / 2);
 }
 

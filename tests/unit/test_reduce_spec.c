@@ -198,9 +198,20 @@ static void test_pieces_addends(void **state)
     assert_int_equal(p->pieces[1].nself, 1);
     mc_pieces_destroy(p);
 
-    /* A partial destination is refused for now. */
-    assert_int_equal(mc_pieces_compute(plain, src, &p), MC_ERR_UNSUPPORTED);
-    assert_non_null(strstr(mc_last_error(), "Partial destination"));
+    /* A partial destination: only its addend-0 devices (y coordinate 0: devices 0 and 2) need
+     * pieces, the others hold the identity; Partial(avg) has none. */
+    assert_int_equal(mc_pieces_compute(plain, src, &p), MC_OK);
+    for (int64_t i = 0; i < p->npieces; i++)
+        for (int j = 0; j < p->pieces[i].nneeders; j++)
+            assert_true(p->pieces[i].needers[j] == 0 || p->pieces[i].needers[j] == 2);
+    for (int64_t i = 0; i < p->npieces; i++)
+        for (int j = 0; j < p->pieces[i].nself; j++)
+            assert_true(p->pieces[i].self[j] == 0 || p->pieces[i].self[j] == 2);
+    mc_pieces_destroy(p);
+    mc_layout_t *avg = layout_of("2x2", "0-3", "S0RP1:avg", 10, 6);
+    assert_int_equal(mc_pieces_compute(plain, avg, &p), MC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(mc_last_error(), "Partial(avg) destination has no identity"));
+    mc_layout_destroy(avg);
     mc_layout_destroy(plain);
 
     /* A partial source: local_allgather (copies only) refuses with the reason; send_recv
