@@ -190,10 +190,10 @@ mc_status_t mc_pieces_compute(const mc_layout_t *src, const mc_layout_t *dst, mc
         return mc_error(MC_ERR_INVALID, "pieces: src dtype %s differs from dst dtype %s",
                         mc_dtype_name(src->dtype), mc_dtype_name(dst->dtype));
 
-    if (mc_spec_reduce(dst->spec) != MC_REDUCE_NONE)
+    if (mc_spec_reduce(dst->spec) == MC_REDUCE_AVG)
         return mc_error(MC_ERR_UNSUPPORTED,
-                        "pieces: a Partial destination (pending %s) is not supported yet",
-                        mc_reduce_name(mc_spec_reduce(dst->spec)));
+                        "pieces: a Partial(avg) destination has no identity addend (sum, max "
+                        "and min do)");
 
     const int nd = src->ndim;
     const int64_t naddends = mc_layout_addends(src);
@@ -275,9 +275,17 @@ mc_status_t mc_pieces_compute(const mc_layout_t *src, const mc_layout_t *dst, mc
         }
         /* Sorted merge: dst devices that also hold the cell copy locally (self). */
         int64_t *need = ids + nh, nneed = 0, nself = 0;
-        int64_t *self_tmp = need + nw; /* scratch past this cell, moved down below */
+        const int64_t *wa = gd.addend + td * gd.group_size;
+        int64_t kept = 0; /* dst devices that take part: of a partial dst, addend 0 only */
+        for (int64_t j = 0; j < nw; j++)
+            kept += wa[j] == 0;
+        int64_t *self_tmp = need + kept; /* the tail of this cell, moved into place below */
         int64_t i = 0;
         for (int64_t j = 0; j < nw; j++) {
+            /* a partial destination: addend 0 gets the value, the others the op's identity
+             * (filled by the executor, like DTensor's zero contributions) */
+            if (wa[j] != 0)
+                continue;
             while (i < nh && h[i] < w[j])
                 i++;
             /* A holder of one addend of several still needs the others: no local copy. */

@@ -37,7 +37,9 @@ typedef struct {
 #define MC_PIECES_MAX_IDS ((int64_t)1 << 24)
 
 /* src and dst must have equal shape and dtype (error otherwise). Pieces nobody needs and
- * nobody copies locally are left out. MC_ERR_UNSUPPORTED for a partial dst (not yet). */
+ * nobody copies locally are left out. A partial dst: only its devices of addend index 0 need
+ * pieces (the others hold the op's identity, mc_combine_identity); MC_ERR_UNSUPPORTED for
+ * Partial(avg), which has none. */
 mc_status_t mc_pieces_compute(const mc_layout_t *src, const mc_layout_t *dst, mc_pieces_t **out);
 void mc_pieces_destroy(mc_pieces_t *pieces);
 

@@ -202,6 +202,12 @@ int cmd_bench(int argc, char **argv)
         rc = plan_table_run(&c, &b, rows, &nrows);
         for (int i = 0; !real && i < nrows; i++) {
             const mc_plan_stats_t *st = &rows[i].stats;
+            if (!rows[i].plan) {
+                if (table)
+                    printf("%-12s %14lld %-18s refused: %s\n", name,
+                           (long long)mc_layout_bytes(b.src), rows[i].strategy, rows[i].refused);
+                continue;
+            }
             if (table)
                 printf("%-12s %14lld %-18s %11.5g %11.5g %8.3f %13lld %9.3f\n", name,
                        (long long)mc_layout_bytes(b.src), rows[i].strategy, st->estimate_s,
@@ -223,6 +229,8 @@ int cmd_bench(int argc, char **argv)
         }
         for (int i = 0; real && !rc && i < nrows; i++) {
             exec_result_t res;
+            if (!rows[i].plan)
+                continue;
             if ((rc = exec_case(comm, &b, rows[i].plan, &opts, &res)))
                 break;
             int64_t bytes = mc_layout_bytes(b.src);

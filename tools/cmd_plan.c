@@ -62,7 +62,8 @@ int cmd_plan(int argc, char **argv)
         plan_case_header(&b, stdout);
         plan_table_print(rows, nrows, stdout);
         for (int i = 0; flows && i < nrows; i++)
-            mc_plan_write(rows[i].plan, MC_FORMAT_TEXT, stdout);
+            if (rows[i].plan)
+                mc_plan_write(rows[i].plan, MC_FORMAT_TEXT, stdout);
     }
     /* with --strategy all the picture is of meshcast's plan (the last row) */
     if (f && mc_plan_write(rows[nrows - 1].plan, MC_FORMAT_DOT, f))

@@ -29,8 +29,13 @@ int plan_table_run(const cli_case_t *c, const cli_built_t *b, plan_row_t *rows, 
         if ((s = mc_strategy_parse(names[i], &params.strategy, &params.sender)))
             return cli_fail(s, "bad --strategy");
         plan_row_t *r = &rows[(*nrows)++];
-        r->strategy = names[i];
-        if ((s = mc_plan_create(b->src, b->dst, b->topo, &params, &r->plan))) {
+        *r = (plan_row_t){.strategy = names[i]};
+        s = mc_plan_create(b->src, b->dst, b->topo, &params, &r->plan);
+        if (s == MC_ERR_UNSUPPORTED && n > 1) {
+            snprintf(r->refused, sizeof r->refused, "%s", mc_last_error());
+            continue;
+        }
+        if (s) {
             char what[64];
             (*nrows)--;
             snprintf(what, sizeof what, "planning with %s", names[i]);
@@ -38,7 +43,13 @@ int plan_table_run(const cli_case_t *c, const cli_built_t *b, plan_row_t *rows, 
         }
         mc_plan_query(r->plan, &r->stats);
     }
-    return 0;
+    for (int i = 0; i < *nrows; i++)
+        if (rows[i].plan)
+            return 0;
+    /* every strategy refused: the case itself cannot be planned */
+    plan_table_free(rows, *nrows);
+    *nrows = 0;
+    return cli_fail(MC_ERR_UNSUPPORTED, "planning with all");
 }
 
 /* "0-7" or "0-3,8-11": the mesh's devices, runs of consecutive ids joined. */
@@ -74,6 +85,10 @@ void plan_table_print(const plan_row_t *rows, int nrows, FILE *out)
             "est/bnd", "plan_ms");
     for (int i = 0; i < nrows; i++) {
         const mc_plan_stats_t *st = &rows[i].stats;
+        if (!rows[i].plan) {
+            fprintf(out, "%-18s refused: %s\n", rows[i].strategy, rows[i].refused);
+            continue;
+        }
         fprintf(out, "%-18s %8lld %9lld %13lld %13lld %12lld %11.5g %11.5g %8.3f %9.3f\n",
                 rows[i].strategy, (long long)st->pieces, (long long)st->messages,
                 (long long)st->nic_bytes, (long long)st->intra_host_bytes,
@@ -82,9 +97,25 @@ void plan_table_print(const plan_row_t *rows, int nrows, FILE *out)
     }
 }
 
+/* s as a JSON string body (quotes and backslashes escaped, control bytes dropped). */
+static void json_text(const char *s, FILE *out)
+{
+    for (; *s; s++)
+        if (*s == '"' || *s == '\\')
+            fprintf(out, "\\%c", *s);
+        else if ((unsigned char)*s >= 0x20)
+            fputc(*s, out);
+}
+
 void plan_row_json_fields(const plan_row_t *row, FILE *out)
 {
     const mc_plan_stats_t *st = &row->stats;
+    if (!row->plan) {
+        fprintf(out, "\"strategy\": \"%s\", \"refused\": \"", row->strategy);
+        json_text(row->refused, out);
+        fputc('"', out);
+        return;
+    }
     fprintf(out,
             "\"strategy\": \"%s\", \"pieces\": %lld, \"messages\": %lld, \"chunks\": %lld, "
             "\"nic_bytes\": %lld, \"intra_host_bytes\": %lld, \"local_bytes\": %lld, "

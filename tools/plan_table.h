@@ -9,12 +9,14 @@
 
 typedef struct {
     const char *strategy;
-    mc_plan_t *plan;
+    mc_plan_t *plan; /* NULL when the strategy refused the case (with "all") */
     mc_plan_stats_t stats;
+    char refused[256]; /* why, when plan is NULL */
 } plan_row_t;
 
 /* Plans case c (built as b) with c->strategy (default meshcast; "all" = every strategy,
- * meshcast last). Returns an exit status (prints one line on failure). */
+ * meshcast last; a strategy that cannot plan the case (MC_ERR_UNSUPPORTED) is a refused
+ * row, not a failure). Returns an exit status (prints one line on failure). */
 int plan_table_run(const cli_case_t *c, const cli_built_t *b, plan_row_t *rows, int *nrows);
 /* "# topology NAME: H host(s) x K devices; src devices 0-7, dst devices 8-15": what the
  * plan assumed. */

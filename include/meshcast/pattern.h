@@ -18,14 +18,17 @@ extern "C" {
  * [-64, 64) (so that sums stay finite and exact sums are known). */
 mc_status_t mc_pattern_fill(const mc_layout_t *layout, int64_t device_id, uint64_t seed,
                             void *tile);
-/* Counts the tile's elements that differ from the pattern into *wrong. */
+/* Counts the tile's elements that differ from the pattern into *wrong. On a Partial layout
+ * (as a destination) a device other than addend 0 must hold the op's identity instead
+ * (-0.0 or 0 for sum, -inf or the least value for max, +inf or the greatest for min). */
 mc_status_t mc_pattern_check(const mc_layout_t *layout, int64_t device_id, uint64_t seed,
                              const void *tile, int64_t *wrong);
 
 /* Checks a destination tile of a reduction from the partial layout src (same shape and
  * dtype): every element must equal, bit for bit, src's addends of that element combined in
  * addend order (the order every plan combines in). *max_diff: the largest |value - float64
- * combination of the addends| over the tile's elements (0 for integers); NULL to skip. */
+ * combination of the addends| over the tile's elements (0 for integers); NULL to skip.
+ * A Partial dst's devices other than addend 0 must hold the identity (as mc_pattern_check). */
 mc_status_t mc_pattern_check_reduced(const mc_layout_t *src, const mc_layout_t *dst,
                                      int64_t device_id, uint64_t seed, const void *tile,
                                      int64_t *wrong, double *max_diff);

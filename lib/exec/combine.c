@@ -29,40 +29,53 @@ static float bits_f32(uint32_t u)
     return f;
 }
 
+/* Both conversions are branch-free (selects), so that combine loops over f16 vectorize. */
+static inline float f16_to_f32(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, em = h & 0x7fffu;
+    /* exponent and mantissa moved into place; scaling by 2^112 rebiases normals and makes
+     * subnormals exact normals of f32 */
+    float v = bits_f32(em << 13) * 0x1p112f;
+    uint32_t u = em >= 0x7c00u ? 0x7f800000u | em << 13 : f32_bits(v); /* inf, NaN */
+    return bits_f32(sign | u);
+}
+
 float mc_f16_to_f32(uint16_t h)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-    if (exp == 0x1f) /* inf, NaN */
-        return bits_f32(sign | 0x7f800000u | man << 13);
-    if (exp == 0) { /* zero, subnormal: exact in f32 */
-        float v = (float)man * 0x1p-24f;
-        return sign ? -v : v;
-    }
-    return bits_f32(sign | (exp + 112) << 23 | man << 13);
+    return f16_to_f32(h);
+}
+
+static inline uint16_t f32_to_f16(float f)
+{
+    uint32_t u = f32_bits(f), sign = (u >> 16) & 0x8000, a = u & 0x7fffffff;
+    /* below 2^-14: a subnormal half, its units rounded to nearest even by adding 2^23 */
+    float units = bits_f32(a < 0x38800000u ? a : 0) * 0x1p24f;
+    uint32_t sub = (uint32_t)(int32_t)((units + 0x1p23f) - 0x1p23f);
+    /* normal: drop 13 mantissa bits, round to nearest even (may carry into exp) */
+    uint32_t r = a + 0xfff + ((a >> 13) & 1), normal = (r >> 13) - (112u << 10);
+    uint32_t h = a > 0x7f800000u    ? 0x7e00 | (a >> 13 & 0x3ff) /* NaN: keep it quiet */
+                 : a >= 0x477ff000u ? 0x7c00                     /* rounds to >= 65520 */
+                 : a < 0x38800000u  ? sub
+                                    : normal;
+    return (uint16_t)(sign | h);
 }
 
 uint16_t mc_f32_to_f16(float f)
 {
-    uint32_t u = f32_bits(f), sign = (u >> 16) & 0x8000, a = u & 0x7fffffff;
-    if (a > 0x7f800000u) /* NaN: keep it quiet */
-        return (uint16_t)(sign | 0x7e00 | (a >> 13 & 0x3ff));
-    if (a >= 0x477ff000u) /* rounds to at least 65520: infinity */
-        return (uint16_t)(sign | 0x7c00);
-    if (a < 0x38800000u) { /* below 2^-14: a subnormal half, rounded to nearest even */
-        float v = bits_f32(a) * 0x1p24f; /* exact: the half's units */
-        return (uint16_t)(sign | (uint32_t)nearbyintf(v));
-    }
-    /* Normal: drop 13 mantissa bits with round to nearest even (may carry into exp). */
-    uint32_t r = a + 0xfff + ((a >> 13) & 1);
-    return (uint16_t)(sign | ((r >> 13) - (112u << 10)));
+    return f32_to_f16(f);
 }
 
-float mc_bf16_to_f32(uint16_t h)
+static inline float bf16_to_f32(uint16_t h)
 {
     return bits_f32((uint32_t)h << 16);
 }
 
-uint16_t mc_f32_to_bf16(float f)
+float mc_bf16_to_f32(uint16_t h)
+{
+    return bf16_to_f32(h);
+}
+
+static inline uint16_t f32_to_bf16(float f)
 {
     uint32_t u = f32_bits(f);
     if ((u & 0x7fffffff) > 0x7f800000u)
@@ -70,131 +83,269 @@ uint16_t mc_f32_to_bf16(float f)
     return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
 }
 
-/* NaN wins; otherwise the later value only replaces a strictly smaller (larger) one. */
-static double pick(mc_reduce_t op, double acc, double y)
+uint16_t mc_f32_to_bf16(float f)
 {
-    if (isnan(acc))
-        return acc;
-    if (isnan(y))
-        return y;
-    return (op == MC_REDUCE_MAX ? y > acc : y < acc) ? y : acc;
+    return f32_to_bf16(f);
 }
 
-/* One accumulator per element: f64 for f64, f32 for f32/f16/bf16, 64-bit integers (the
- * wrapping sum, or the best value for max and min) for the rest. */
+#define BLOCK 2048 /* elements combined at a time, accumulators on the stack */
+
+/* One block of accumulators: f64 for f64, f32 for f32/f16/bf16; integer sums in the type's
+ * own unsigned width (wrap-around), avg in 64 bits; max and min in the type itself. */
 typedef union {
-    double d;
-    float f;
-    uint64_t u;
-    int64_t i;
+    double f64[BLOCK];
+    float f32[BLOCK];
+    uint64_t u64[BLOCK];
+    int64_t i64[BLOCK];
+    uint32_t u32[BLOCK];
+    int32_t i32[BLOCK];
+    uint16_t u16[BLOCK];
+    int16_t i16[BLOCK];
+    uint8_t u8[BLOCK];
+    int8_t i8[BLOCK];
 } acc_t;
 
-static float load_f32(mc_dtype_t t, const char *p, int64_t i)
-{
-    if (t == MC_DTYPE_F32) {
-        float f;
-        memcpy(&f, p + 4 * i, 4);
-        return f;
+/* The kernels of one (dtype, op): acc = in, acc = acc op in, out = acc (avg: / n). One
+ * plain loop each, no per-element dispatch, so that the compiler vectorizes them. */
+typedef struct {
+    void (*init)(acc_t *acc, const char *in, int64_t m);
+    void (*fold)(acc_t *acc, const char *in, int64_t m);
+    void (*finish)(const acc_t *acc, char *out, int64_t m, int n);
+} kernels_t;
+
+/* Loads and stores of element i; buffers are aligned to their element size (tiles and
+ * staging buffers come from malloc, boxes start at whole elements). */
+#define LOADER(NAME, T)                                                                            \
+    static inline T ld_##NAME(const char *p, int64_t i)                                            \
+    {                                                                                              \
+        return ((const T *)(const void *)p)[i];                                                    \
+    }                                                                                              \
+    static inline void st_##NAME(char *p, int64_t i, T v)                                          \
+    {                                                                                              \
+        ((T *)(void *)p)[i] = v;                                                                   \
     }
-    uint16_t h;
-    memcpy(&h, p + 2 * i, 2);
-    return t == MC_DTYPE_F16 ? mc_f16_to_f32(h) : mc_bf16_to_f32(h);
+LOADER(f64, double)
+LOADER(f32, float)
+LOADER(u64, uint64_t)
+LOADER(i64, int64_t)
+LOADER(u32, uint32_t)
+LOADER(i32, int32_t)
+LOADER(u16, uint16_t)
+LOADER(i16, int16_t)
+LOADER(u8, uint8_t)
+LOADER(i8, int8_t)
+
+static inline float ld_f16(const char *p, int64_t i)
+{
+    return f16_to_f32(ld_u16(p, i));
+}
+static inline float ld_bf16(const char *p, int64_t i)
+{
+    return bf16_to_f32(ld_u16(p, i));
+}
+static inline void st_f16(char *p, int64_t i, float v)
+{
+    st_u16(p, i, f32_to_f16(v));
+}
+static inline void st_bf16(char *p, int64_t i, float v)
+{
+    st_u16(p, i, f32_to_bf16(v));
 }
 
-/* Integers as 64-bit values: signed ones sign-extended. */
-static int64_t load_int(mc_dtype_t t, const char *c, int64_t i)
+/* max and min keep the first of equal values and propagate the first NaN: y replaces x
+ * when it is strictly larger (smaller), or NaN while x is not. */
+#define SUM(x, y) ((x) + (y))
+#define FMAX(x, y) ((y) > (x) || ((y) != (y) && (x) == (x)) ? (y) : (x))
+#define FMIN(x, y) ((y) < (x) || ((y) != (y) && (x) == (x)) ? (y) : (x))
+#define IMAX(x, y) ((y) > (x) ? (y) : (x))
+#define IMIN(x, y) ((y) < (x) ? (y) : (x))
+#define ANY(x, y) ((uint8_t)((x) | ((y) != 0)))
+#define ALL(x, y) ((uint8_t)((x) & ((y) != 0)))
+
+/* acc.A = LOAD(in) and acc.A = OP(acc.A, LOAD(in)); A is the accumulator's member, C
+ * converts a loaded element to it. */
+#define INIT_FOLD(NAME, A, TA, LOAD, C, OP)                                                        \
+    static void init_##NAME(acc_t *acc, const char *in, int64_t m)                                 \
+    {                                                                                              \
+        TA *restrict a = acc->A;                                                                   \
+        for (int64_t i = 0; i < m; i++)                                                            \
+            a[i] = (TA)C(LOAD(in, i));                                                             \
+    }                                                                                              \
+    static void fold_##NAME(acc_t *acc, const char *in, int64_t m)                                 \
+    {                                                                                              \
+        TA *restrict a = acc->A;                                                                   \
+        for (int64_t i = 0; i < m; i++) {                                                          \
+            TA y = (TA)C(LOAD(in, i));                                                             \
+            a[i] = (TA)OP(a[i], y);                                                                \
+        }                                                                                          \
+    }
+/* out = STORE(acc.A), or acc.A / n (DIV: the avg) */
+#define FINISH(NAME, A, TA, STORE, DIV)                                                            \
+    static void finish_##NAME(const acc_t *acc, char *out, int64_t m, int n)                       \
+    {                                                                                              \
+        const TA *restrict a = acc->A;                                                             \
+        (void)n;                                                                                   \
+        for (int64_t i = 0; i < m; i++)                                                            \
+            STORE(out, i, DIV(a[i], n));                                                           \
+    }
+#define AS_IS(x) (x)
+#define KEEP(v, n) (v)
+#define DIV(v, n) ((v) / (n)) /* float / (float)n, double / n, int64 truncated */
+/* Sums of narrow integers stay far below 2^53, where a double quotient truncates to the
+ * integer one; SIMD has no integer division. */
+/* i64: the sum wraps in 64 unsigned bits (as the type's own arithmetic), divided signed */
+#define SIGNED_DIV(v, n) ((int64_t)(v) / (n))
+#define NARROW_DIV(v, n) ((int32_t)((double)(v) / (double)(n)))
+#define TO_BOOL(x) ((uint8_t)((x) != 0))
+
+/* Floats: sum (also avg's accumulation), max, min; finish as is and for avg. */
+#define FLOAT_KERNELS(T, A, TA)                                                                    \
+    INIT_FOLD(T##_sum, A, TA, ld_##T, AS_IS, SUM)                                                  \
+    INIT_FOLD(T##_max, A, TA, ld_##T, AS_IS, FMAX)                                                 \
+    INIT_FOLD(T##_min, A, TA, ld_##T, AS_IS, FMIN)                                                 \
+    FINISH(T, A, TA, st_##T, KEEP)                                                                 \
+    FINISH(T##_avg, A, TA, st_##T, DIV)
+FLOAT_KERNELS(f64, f64, double)
+FLOAT_KERNELS(f32, f32, float)
+FLOAT_KERNELS(f16, f32, float)
+FLOAT_KERNELS(bf16, f32, float)
+
+/* Integers: the wrapping sum in the unsigned type U, avg in AVG (i64: 64 unsigned bits, wrapping
+ * like its sum; i32, i16: 64 bits; i8, u8: 32 bits, which hold sums of 2^24 addends, the most
+ * a plan has (MC_PIECES_MAX_IDS)) truncated toward zero, max and
+ * min in the type T itself. */
+#define INT_KERNELS(T, TT, U, UT, AVG, TAVG, AVG_DIV)                                              \
+    INIT_FOLD(T##_sum, U, UT, ld_##U, AS_IS, SUM)                                                  \
+    INIT_FOLD(T##_avg, AVG, TAVG, ld_##T, AS_IS, SUM)                                              \
+    INIT_FOLD(T##_max, T, TT, ld_##T, AS_IS, IMAX)                                                 \
+    INIT_FOLD(T##_min, T, TT, ld_##T, AS_IS, IMIN)                                                 \
+    FINISH(T##_sum, U, UT, st_##U, KEEP)                                                           \
+    FINISH(T##_avg, AVG, TAVG, st_##T, AVG_DIV)                                                    \
+    FINISH(T, T, TT, st_##T, KEEP)
+INT_KERNELS(i64, int64_t, u64, uint64_t, u64, uint64_t, SIGNED_DIV)
+INT_KERNELS(i32, int32_t, u32, uint32_t, i64, int64_t, NARROW_DIV)
+INT_KERNELS(i16, int16_t, u16, uint16_t, i64, int64_t, NARROW_DIV)
+INT_KERNELS(i8, int8_t, u8, uint8_t, i32, int32_t, NARROW_DIV)
+/* u8: sum and avg as above (avg: zero-extended), max and min unsigned */
+INIT_FOLD(u8_avg, u32, uint32_t, ld_u8, AS_IS, SUM)
+INIT_FOLD(u8_max, u8, uint8_t, ld_u8, AS_IS, IMAX)
+INIT_FOLD(u8_min, u8, uint8_t, ld_u8, AS_IS, IMIN)
+FINISH(u8_avg, u32, uint32_t, st_u8, NARROW_DIV)
+FINISH(u8, u8, uint8_t, st_u8, KEEP)
+/* bool: sum and max are "any", min is "all" (of nonzero bytes), written as 0 or 1 */
+INIT_FOLD(bool_any, u8, uint8_t, ld_u8, TO_BOOL, ANY)
+INIT_FOLD(bool_all, u8, uint8_t, ld_u8, TO_BOOL, ALL)
+
+static kernels_t kernels(mc_dtype_t t, mc_reduce_t op)
 {
+    int avg = op == MC_REDUCE_AVG, sum = op == MC_REDUCE_SUM || avg;
+#define PICK_FLOAT(T)                                                                              \
+    return sum ? (kernels_t){init_##T##_sum, fold_##T##_sum, avg ? finish_##T##_avg : finish_##T}  \
+           : op == MC_REDUCE_MAX ? (kernels_t){init_##T##_max, fold_##T##_max, finish_##T}         \
+                                 : (kernels_t)                                                     \
+    {                                                                                              \
+        init_##T##_min, fold_##T##_min, finish_##T                                                 \
+    }
+#define PICK_INT(T, U)                                                                             \
+    return avg                   ? (kernels_t){init_##T##_avg, fold_##T##_avg, finish_##T##_avg}   \
+           : sum                 ? (kernels_t){init_##U##_sum, fold_##U##_sum, finish_##U##_sum}   \
+           : op == MC_REDUCE_MAX ? (kernels_t){init_##T##_max, fold_##T##_max, finish_##T}         \
+                                 : (kernels_t)                                                     \
+    {                                                                                              \
+        init_##T##_min, fold_##T##_min, finish_##T                                                 \
+    }
     switch (t) {
-    case MC_DTYPE_I64: {
-        int64_t v;
-        memcpy(&v, c + 8 * i, 8);
-        return v;
-    }
-    case MC_DTYPE_I32: {
-        int32_t v;
-        memcpy(&v, c + 4 * i, 4);
-        return v;
-    }
-    case MC_DTYPE_I16: {
-        int16_t v;
-        memcpy(&v, c + 2 * i, 2);
-        return v;
-    }
+    case MC_DTYPE_F64:
+        PICK_FLOAT(f64);
+    case MC_DTYPE_F32:
+        PICK_FLOAT(f32);
+    case MC_DTYPE_F16:
+        PICK_FLOAT(f16);
+    case MC_DTYPE_BF16:
+        PICK_FLOAT(bf16);
+    case MC_DTYPE_I64:
+        PICK_INT(i64, i64);
+    case MC_DTYPE_I32:
+        PICK_INT(i32, i32);
+    case MC_DTYPE_I16:
+        PICK_INT(i16, i16);
     case MC_DTYPE_I8:
-        return (int8_t)c[i];
-    default: /* u8, bool */
-        return (unsigned char)c[i];
+        PICK_INT(i8, i8);
+    case MC_DTYPE_U8:
+        PICK_INT(u8, i8); /* the wrapping sum is the same bits */
+    default:              /* bool */
+        return op == MC_REDUCE_MIN ? (kernels_t){init_bool_all, fold_bool_all, finish_u8}
+                                   : (kernels_t){init_bool_any, fold_bool_any, finish_u8};
     }
+#undef PICK_FLOAT
+#undef PICK_INT
 }
 
-/* Folds m elements of in into acc (first: acc starts from in). */
-static void fold(mc_dtype_t t, mc_reduce_t op, int first, acc_t *acc, const char *in, int64_t m)
+void mc_combine_identity(mc_dtype_t dtype, mc_reduce_t op, void *elem)
 {
-    int add = op == MC_REDUCE_SUM || op == MC_REDUCE_AVG;
-    for (int64_t i = 0; i < m; i++) {
-        if (t == MC_DTYPE_F64) {
-            double y;
-            memcpy(&y, in + 8 * i, 8);
-            acc[i].d = first ? y : add ? acc[i].d + y : pick(op, acc[i].d, y);
-        } else if (t == MC_DTYPE_F32 || t == MC_DTYPE_F16 || t == MC_DTYPE_BF16) {
-            float y = load_f32(t, in, i);
-            acc[i].f = first ? y : add ? acc[i].f + y : (float)pick(op, acc[i].f, y);
-        } else {
-            int64_t y = load_int(t, in, i);
-            if (first || (!add && (op == MC_REDUCE_MAX ? y > acc[i].i : y < acc[i].i)))
-                acc[i].i = y;
-            else if (add)
-                acc[i].u += (uint64_t)y; /* unsigned: wrap-around is defined */
-        }
+    int lo = op == MC_REDUCE_MAX, hi = op == MC_REDUCE_MIN; /* else sum: zero */
+    double d = lo ? -INFINITY : hi ? INFINITY : -0.0;
+    float f = (float)d;
+    uint16_t h = dtype == MC_DTYPE_F16 ? f32_to_f16(f) : f32_to_bf16(f);
+    size_t size = mc_dtype_size(dtype);
+    /* integers: the least value has only the sign bit set, the greatest all others */
+    uint64_t u = lo ? (uint64_t)1 << (8 * size - 1) : hi ? ~((uint64_t)1 << (8 * size - 1)) : 0;
+    if (dtype == MC_DTYPE_U8 || dtype == MC_DTYPE_BOOL)
+        u = hi ? (dtype == MC_DTYPE_U8 ? 0xff : 1) : 0;
+    switch (dtype) {
+    case MC_DTYPE_F64:
+        memcpy(elem, &d, 8);
+        break;
+    case MC_DTYPE_F32:
+        memcpy(elem, &f, 4);
+        break;
+    case MC_DTYPE_F16:
+    case MC_DTYPE_BF16:
+        memcpy(elem, &h, 2);
+        break;
+    default:
+        memcpy(elem, &u, size); /* the low bytes (little-endian hosts) */
     }
 }
 
-/* Writes m combined elements of n inputs from acc to out. */
-static void finish(mc_dtype_t t, mc_reduce_t op, int n, const acc_t *acc, char *out, int64_t m)
+void mc_combine_fill(mc_dtype_t dtype, mc_reduce_t op, const mc_strided_t *out, int64_t off,
+                     int64_t len)
 {
-    size_t size = mc_dtype_size(t);
-    for (int64_t i = 0; i < m; i++) {
-        char *o = out + (int64_t)size * i;
-        if (t == MC_DTYPE_F64) {
-            double v = op == MC_REDUCE_AVG ? acc[i].d / n : acc[i].d;
-            memcpy(o, &v, 8);
-        } else if (t == MC_DTYPE_F32 || t == MC_DTYPE_F16 || t == MC_DTYPE_BF16) {
-            float v = op == MC_REDUCE_AVG ? acc[i].f / (float)n : acc[i].f;
-            if (t == MC_DTYPE_F32) {
-                memcpy(o, &v, 4);
-            } else {
-                uint16_t h = t == MC_DTYPE_F16 ? mc_f32_to_f16(v) : mc_f32_to_bf16(v);
-                memcpy(o, &h, 2);
-            }
-        } else {
-            uint64_t v = op == MC_REDUCE_AVG ? (uint64_t)(acc[i].i / n) : acc[i].u;
-            if (t == MC_DTYPE_BOOL) /* sum and max: any; min: all */
-                v = v != 0;
-            memcpy(o, &v, size); /* the low bytes: wrap-around (little-endian hosts) */
-        }
+    uint64_t buf[BLOCK];
+    int64_t size = (int64_t)mc_dtype_size(dtype);
+    for (int64_t i = 0; i < BLOCK; i++)
+        mc_combine_identity(dtype, op, (char *)buf + i * size);
+    for (int64_t at = 0; at < len; at += BLOCK * size) {
+        int64_t bytes = len - at < BLOCK * size ? len - at : BLOCK * size;
+        char *o = mc_strided_range(out, off + at, bytes);
+        if (o)
+            memcpy(o, buf, (size_t)bytes);
+        else
+            mc_strided_unpack(out, off + at, bytes, buf);
     }
 }
-
-#define BLOCK 512 /* elements combined at a time, accumulators on the stack */
 
 void mc_combine(mc_dtype_t dtype, mc_reduce_t op, int n, const void *const *in, void *out,
                 int64_t nelems)
 {
-    acc_t acc[BLOCK];
+    acc_t acc;
+    kernels_t k = kernels(dtype, op);
     int64_t size = (int64_t)mc_dtype_size(dtype);
     for (int64_t at = 0; at < nelems; at += BLOCK) {
         int64_t m = nelems - at < BLOCK ? nelems - at : BLOCK;
-        for (int j = 0; j < n; j++)
-            fold(dtype, op, j == 0, acc, (const char *)in[j] + at * size, m);
-        finish(dtype, op, n, acc, (char *)out + at * size, m);
+        k.init(&acc, (const char *)in[0] + at * size, m);
+        for (int j = 1; j < n; j++)
+            k.fold(&acc, (const char *)in[j] + at * size, m);
+        k.finish(&acc, (char *)out + at * size, m, n);
     }
 }
 
 void mc_combine_boxes(mc_dtype_t dtype, mc_reduce_t op, int n, const mc_strided_t *in,
                       const mc_strided_t *out, int64_t off, int64_t len)
 {
-    acc_t acc[BLOCK];
+    acc_t acc;
     uint64_t buf[BLOCK]; /* one block of a strided box, packed */
+    kernels_t k = kernels(dtype, op);
     int64_t size = (int64_t)mc_dtype_size(dtype);
     for (int64_t at = 0; at < len; at += BLOCK * size) {
         int64_t bytes = len - at < BLOCK * size ? len - at : BLOCK * size;
@@ -204,10 +355,10 @@ void mc_combine_boxes(mc_dtype_t dtype, mc_reduce_t op, int n, const mc_strided_
                 mc_strided_pack(&in[j], off + at, bytes, buf);
                 p = (const char *)buf;
             }
-            fold(dtype, op, j == 0, acc, p, bytes / size);
+            (j ? k.fold : k.init)(&acc, p, bytes / size);
         }
         char *o = mc_strided_range(out, off + at, bytes);
-        finish(dtype, op, n, acc, o ? o : (char *)buf, bytes / size);
+        k.finish(&acc, o ? o : (char *)buf, bytes / size, n);
         if (!o)
             mc_strided_unpack(out, off + at, bytes, buf);
     }

@@ -25,6 +25,16 @@ void mc_combine(mc_dtype_t dtype, mc_reduce_t op, int n, const void *const *in, 
 void mc_combine_boxes(mc_dtype_t dtype, mc_reduce_t op, int n, const mc_strided_t *in,
                       const mc_strided_t *out, int64_t off, int64_t len);
 
+/* Writes to elem the identity addend of op (sum, max, min) for dtype: the value a device of
+ * a Partial destination holds when it is not addend 0, so the pending combination is the
+ * value itself bit for bit — sum -0.0 (x + -0.0 is x, also for x = +0.0) or 0, max -inf or
+ * the type's least value (false), min +inf or its greatest (true). */
+void mc_combine_identity(mc_dtype_t dtype, mc_reduce_t op, void *elem);
+
+/* Fills bytes [off, off+len) of the box out with mc_combine_identity's element. */
+void mc_combine_fill(mc_dtype_t dtype, mc_reduce_t op, const mc_strided_t *out, int64_t off,
+                     int64_t len);
+
 /* IEEE half and bfloat16 conversions (round to nearest even; NaN stays NaN). */
 float mc_f16_to_f32(uint16_t h);
 uint16_t mc_f32_to_f16(float f);

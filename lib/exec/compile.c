@@ -182,12 +182,20 @@ static mc_status_t compile_combine(const mc_plan_t *plan, builder_t *b, int64_t 
     int64_t own = mc_piece_addend(piece, red);
     if (own >= 0)
         p->inputs[op.in0 + own] = region(MC_AT_SRC, mc_mesh_find(plan->src->mesh, red), &f->box);
+    /* addends of this rank's devices are read in place (no gather op was made for them) */
+    for (int64_t j = 0; j < f->ngather; j++) {
+        int64_t from = plan->edges[f->edge0 + j].from;
+        if (mc_device_rank(from, p->nranks, p->ndevices) == p->rank)
+            p->inputs[op.in0 + mc_piece_addend(piece, from)] =
+                region(MC_AT_SRC, mc_mesh_find(plan->src->mesh, from), &f->box);
+    }
     for (int64_t i = first; i < p->nops; i++) {
         if (!p->ops[i].gather || p->ops[i].kind == MC_OP_SEND)
             continue;
         p->inputs[op.in0 + mc_piece_addend(piece, p->ops[i].from_dev)] = p->ops[i].dst;
         op.nwait++;
     }
+    op.from_holder = op.nwait == 0; /* every addend on this rank: a root */
     p->ninputs += n;
     if (mc_piece_needs(piece, red)) {
         op.dst = region(MC_AT_DST, mc_mesh_find(plan->dst->mesh, red), &f->box);
@@ -272,6 +280,13 @@ static mc_status_t compile_flow(const mc_plan_t *plan, builder_t *b, int64_t fi,
         int rt = mc_device_rank(e->to, p->nranks, p->ndevices);
         if ((rf != p->rank && rt != p->rank) || nchunks == 0)
             continue;
+        /* an addend already on the reducer's rank: the COMBINE reads it in place */
+        int local_gather = j < f->ngather && rf == rt;
+        if (local_gather && j + 1 == f->ngather &&
+            (s = compile_combine(plan, b, fi, first, nchunks, chunk)))
+            return s;
+        if (local_gather)
+            continue;
         mc_op_t op = {.flow = fi,
                       .from_dev = e->from,
                       .to_dev = e->to,
@@ -340,6 +355,39 @@ static mc_status_t compile_self_copies(const mc_plan_t *plan, builder_t *b)
             if (s)
                 return s;
         }
+    }
+    return MC_OK;
+}
+
+/* Devices of a Partial destination other than addend 0 get the op's identity. */
+static mc_status_t compile_fills(const mc_plan_t *plan, builder_t *b)
+{
+    mc_program_t *p = b->p;
+    const mc_mesh_t *mesh = plan->dst->mesh;
+    for (int64_t i = 0; p->dst_reduce != MC_REDUCE_NONE && i < mesh->size; i++) {
+        int64_t dev = mesh->devices[i];
+        const mc_box_t *tile = &b->dst_tiles[i];
+        int64_t bytes = mc_box_volume(tile, p->ndim) * p->elem_size;
+        if (mc_device_rank(dev, p->nranks, p->ndevices) != p->rank || bytes == 0 ||
+            mc_layout_addend_index(plan->dst, i) == 0)
+            continue;
+        mc_region_t r = region(MC_AT_DST, i, tile);
+        mc_op_t op = {.kind = MC_OP_FILL,
+                      .flow = -1,
+                      .peer = p->rank,
+                      .from_dev = dev,
+                      .to_dev = dev,
+                      .bytes = bytes,
+                      .chunk_bytes = bytes,
+                      .nchunks = 1,
+                      .msg0 = -1,
+                      .from_holder = 1,
+                      .child0 = p->nchildren,
+                      .src = r,
+                      .dst = r};
+        mc_status_t s = add_op(b, &op);
+        if (s)
+            return s;
     }
     return MC_OK;
 }
@@ -466,6 +514,7 @@ mc_status_t mc_program_compile(const mc_plan_t *plan, int rank, int nranks, int6
     p->src_mesh_size = plan->src->mesh->size;
     p->dtype = plan->src->dtype;
     p->reduce = plan->pieces->op;
+    p->dst_reduce = mc_spec_reduce(plan->dst->spec);
     p->dst_mesh_size = plan->dst->mesh->size;
     if (!(p->member = mc_calloc((size_t)nranks, 1))) {
         s = MC_ERR_NOMEM;
@@ -487,8 +536,8 @@ mc_status_t mc_program_compile(const mc_plan_t *plan, int rank, int nranks, int6
         goto err;
     }
     p->nmessages = msg;
-    if ((s = compile_self_copies(plan, &b)) || (s = shape_regions(&b)) ||
-        (nranks == 1 && (s = make_tasks(p))))
+    if ((s = compile_self_copies(plan, &b)) || (s = compile_fills(plan, &b)) ||
+        (s = shape_regions(&b)) || (nranks == 1 && (s = make_tasks(p))))
         goto err;
 
     uint64_t h = 1469598103934665603ULL;
@@ -499,6 +548,7 @@ mc_status_t mc_program_compile(const mc_plan_t *plan, int rank, int nranks, int6
     hash_i64(&h, plan->params.strategy);
     hash_i64(&h, plan->params.sender);
     hash_i64(&h, p->reduce);
+    hash_i64(&h, p->dst_reduce);
     for (int64_t fi = 0; fi < plan->nflows; fi++) {
         const mc_flow_t *f = &plan->flows[fi];
         int64_t chunk = chunk_bytes > 0 ? chunk_bytes : f->chunk_bytes;

@@ -175,6 +175,32 @@ static void check_run(void *ctx, int64_t flat, int64_t at, int64_t n)
     }
 }
 
+static void check_identity_run(void *ctx, int64_t flat, int64_t at, int64_t n)
+{
+    pat_t *p = ctx;
+    (void)flat;
+    for (int64_t i = 0; i < n; i++)
+        if (memcmp(p->ctile + (size_t)(at + i) * p->esize, p->vals, p->esize))
+            p->wrong++;
+}
+
+/* On a Partial destination, a device other than addend 0 must hold the op's identity
+ * (mc_combine_identity): checks that, and returns 1, when device_id is one (else 0). */
+static int check_identity(const mc_layout_t *dst, int64_t device_id, const void *tile,
+                          int64_t *wrong, mc_status_t *s)
+{
+    int64_t mi = dst ? mc_mesh_find(dst->mesh, device_id) : -1;
+    if (mi < 0 || mc_layout_addends(dst) < 2 || mc_layout_addend_index(dst, mi) == 0)
+        return 0;
+    unsigned char elem[8];
+    mc_combine_identity(dst->dtype, mc_spec_reduce(dst->spec), elem);
+    pat_t p = {.ctile = tile, .esize = mc_dtype_size(dst->dtype), .vals = elem};
+    *s = each_run(dst, device_id, check_identity_run, &p);
+    if (!*s)
+        *wrong = p.wrong;
+    return 1;
+}
+
 mc_status_t mc_pattern_fill(const mc_layout_t *layout, int64_t device_id, uint64_t seed, void *tile)
 {
     if (!tile)
@@ -200,10 +226,13 @@ mc_status_t mc_pattern_check(const mc_layout_t *layout, int64_t device_id, uint6
 {
     if (!tile || !wrong)
         return mc_error(MC_ERR_INVALID, "pattern: tile and wrong must not be NULL");
+    mc_status_t s = MC_OK;
+    if (check_identity(layout, device_id, tile, wrong, &s))
+        return s;
     pat_t p = {.seed = seed * 0x9e3779b97f4a7c15ULL, .ctile = tile};
     if (layout)
         p.esize = mc_dtype_size(layout->dtype);
-    mc_status_t s = each_run(layout, device_id, check_run, &p);
+    s = each_run(layout, device_id, check_run, &p);
     if (!s)
         *wrong = p.wrong;
     return s;
@@ -220,6 +249,11 @@ mc_status_t mc_pattern_check_reduced(const mc_layout_t *src, const mc_layout_t *
     mc_status_t s = mc_combine_check(src->dtype, mc_spec_reduce(src->spec));
     if (s)
         return s;
+    if (check_identity(dst, device_id, tile, wrong, &s)) {
+        if (!s && max_diff)
+            *max_diff = 0;
+        return s;
+    }
     pat_t p = {.seed = seed * 0x9e3779b97f4a7c15ULL,
                .ctile = tile,
                .esize = mc_dtype_size(src->dtype),

@@ -22,7 +22,8 @@ typedef enum {
     MC_OP_LOCAL_COPY, /* both ends on this rank */
     MC_OP_SEND,       /* from this rank (PACK first when the source is strided) */
     MC_OP_RECV,       /* to this rank (UNPACK after when the destination is strided) */
-    MC_OP_COMBINE     /* reduction at its reducer: inputs (addend order) combined into dst */
+    MC_OP_COMBINE,    /* reduction at its reducer: inputs (addend order) combined into dst */
+    MC_OP_FILL        /* a Partial destination's tile that is not addend 0: the identity */
 } mc_op_kind_t;
 
 typedef struct {
@@ -61,12 +62,13 @@ typedef struct {
     int64_t *staging_bytes; /* per staging buffer */
     int64_t *staging_off;   /* where each starts in one allocation; [nstaging]: the total */
     int64_t ninputs;
-    mc_region_t *inputs;  /* COMBINE inputs */
-    mc_dtype_t dtype;     /* of the tensor (combines) */
-    mc_reduce_t reduce;   /* the source's pending reduction (MC_REDUCE_NONE: copies) */
-    int64_t nmessages;    /* message ids in use by the whole reshard (every rank) */
-    int64_t units;        /* chunk completions this rank waits for */
-    uint64_t fingerprint; /* hash of the plan and chunking (equal on every rank) */
+    mc_region_t *inputs;    /* COMBINE inputs */
+    mc_dtype_t dtype;       /* of the tensor (combines) */
+    mc_reduce_t reduce;     /* the source's pending reduction (MC_REDUCE_NONE: copies) */
+    mc_reduce_t dst_reduce; /* the destination's (FILL ops write its identity) */
+    int64_t nmessages;      /* message ids in use by the whole reshard (every rank) */
+    int64_t units;          /* chunk completions this rank waits for */
+    uint64_t fingerprint;   /* hash of the plan and chunking (equal on every rank) */
     int64_t elem_size;
     int ndim;
     int64_t src_mesh_size, dst_mesh_size;

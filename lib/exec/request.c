@@ -334,6 +334,17 @@ static void combine_chunk(mc_request_t *r, int64_t opi, int64_t k)
     unit_done(r);
 }
 
+static void fill_chunk(mc_request_t *r, int64_t opi, int64_t k)
+{
+    const mc_op_t *op = &r->prog->ops[opi];
+    int64_t off, len;
+    chunk_range(op, k, &off, &len);
+    mc_strided_t dst = view(r, &op->dst);
+    mc_combine_fill(r->prog->dtype, r->prog->dst_reduce, &dst, off, len);
+    r->ops[opi].completed++;
+    unit_done(r);
+}
+
 static void local_copy(mc_request_t *r, int64_t opi, int64_t k)
 {
     const mc_op_t *op = &r->prog->ops[opi];
@@ -465,7 +476,9 @@ static void launch(mc_request_t *r)
         } else {
             for (int64_t k = 0; k < op->nchunks && !r->comm->failed && r->phase == PHASE_RUNNING;
                  k++)
-                local_copy(r, i, k);
+                (op->kind == MC_OP_COMBINE ? combine_chunk
+                 : op->kind == MC_OP_FILL  ? fill_chunk
+                                           : local_copy)(r, i, k);
         }
     }
 }
@@ -571,6 +584,8 @@ static void run_task(mc_pool_job_t *job, int64_t t)
         if (op->kind == MC_OP_COMBINE) {
             mc_combine_boxes(r->prog->dtype, r->prog->reduce, (int)op->nin, r->ops[i].in, &dst, off,
                              len);
+        } else if (op->kind == MC_OP_FILL) {
+            mc_combine_fill(r->prog->dtype, r->prog->dst_reduce, &dst, off, len);
         } else {
             mc_strided_t src = view(r, &op->src);
             mc_strided_copy(&dst, &src, off, len);

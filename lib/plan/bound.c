@@ -6,6 +6,8 @@
  *                   max_d E_d / (B_intra + B_out(h(d)))                  + min(α_intra, α_nic)
  *   local copies:   max_d C_d / B_copy                                   + α_copy
  *   host bandwidth: max_h Σ_{d in h} R_d / (H + B_in(h))                 + min(α_intra, α_nic)
+ *   reductions:     Σ_p S_p·M_nic(p) / (hosts · min(B_in, B_out))        + α_nic
+ *                   Σ_p S_p·M_dev(p) / (devices · B_intra + hosts · B_out) + min(α_intra, α_nic)
  * R_h: bytes host h needs that no device of h holds; E(X): bytes of such pieces whose holders
  * all lie in X (each must leave X at least once: some host outside its holders needs it);
  * R_d / E_d: bytes device d needs / only d holds and someone needs; C_d: bytes d copies
@@ -13,7 +15,11 @@
  * through its port, matching the simulator's ports; the last byte through a port still
  * travels one link latency, so these terms bound the simulator's estimate too. With a host
  * bandwidth H, every byte a device of h needs arrives over an intra-host edge (H bytes/s for
- * the whole host) or over h's NIC (B_in(h)), whatever the plan: hence the last term. */
+ * the whole host) or over h's NIC (B_in(h)), whatever the plan: hence the host term. For a
+ * partial source, a host holds a piece only when it holds every addend index, a device
+ * holding the only copy of an addend must send it, and M_nic / M_dev count the fewest NIC
+ * crossings / messages per element any reduction needs (mc_reduce_min_messages, with hosts
+ * / devices as the nodes): the 2(n-1)/n·S/B of an all-reduce. */
 #include <stdlib.h>
 #include <string.h>
 #include "maxflow.h"
@@ -152,6 +158,59 @@ static double machine_term(double *need, int64_t nhost, double machine_bw, doubl
     return best;
 }
 
+/* Scratch and sums of the reduction terms. */
+typedef struct {
+    int64_t *stamp, tick; /* per addend index: last run that saw it */
+    int64_t *copies;      /* per addend index: holders of it in the current piece */
+    int64_t *known;       /* per host: addend indices it holds of the current piece */
+    double nic_bytes;     /* Σ bytes · fewest NIC crossings */
+    double msg_bytes;     /* Σ bytes · fewest messages */
+} reduce_terms_t;
+
+/* Adds piece p's fewest NIC crossings and messages (mc_reduce_min_messages over hosts and
+ * over devices) to r, and to e_dev the bytes of addends only one device holds that another
+ * needs. needing_hosts: the piece's needer hosts. Leaves r->known set for p's hosts. */
+static void reduction_terms(const mc_pieces_t *ps, const mc_piece_t *p, const mc_topology_t *topo,
+                            reduce_terms_t *r, const int64_t *needing_hosts, int64_t nn,
+                            double *e_dev)
+{
+    int64_t k = ps->naddends, max_known = 0, incomplete = 0;
+    int knows_some = 0, needer_holds = 0;
+    for (int64_t j = 0; j < nn; j++)
+        r->known[needing_hosts[j]] = 0;
+    for (int i = 0; i < p->nholders; i++) {
+        int64_t h = mc_topology_host_of(topo, p->holders[i]), a = p->addends[i];
+        if (i == 0 || h != mc_topology_host_of(topo, p->holders[i - 1])) {
+            r->tick++;
+            r->known[h] = 0;
+        }
+        if (r->stamp[a] != r->tick) {
+            r->stamp[a] = r->tick;
+            if (++r->known[h] > max_known)
+                max_known = r->known[h];
+        }
+        r->copies[a] = 0;
+    }
+    for (int i = 0; i < p->nholders; i++)
+        r->copies[p->addends[i]]++;
+    for (int i = 0; i < p->nholders; i++) {
+        int64_t d = p->holders[i];
+        int other = p->nneeders > 1 || (p->nneeders == 1 && p->needers[0] != d);
+        if (r->copies[p->addends[i]] == 1 && other)
+            e_dev[d] += (double)p->bytes;
+        needer_holds |= mc_piece_needs(p, d);
+    }
+    for (int64_t j = 0; j < nn; j++)
+        if (r->known[needing_hosts[j]] < k) {
+            incomplete++;
+            knows_some |= r->known[needing_hosts[j]] > 0;
+        }
+    r->nic_bytes +=
+        (double)p->bytes * (double)mc_reduce_min_messages(k, max_known, incomplete, knows_some);
+    r->msg_bytes +=
+        (double)p->bytes * (double)mc_reduce_min_messages(k, 1, p->nneeders, needer_holds);
+}
+
 mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *topo, double *seconds)
 {
     int64_t nhost = mc_topology_hosts(topo), ndev = mc_topology_devices(topo);
@@ -175,8 +234,14 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     double *gsize = mc_calloc((size_t)pieces->npieces + 1, sizeof(double));
     int64_t *goff = mc_calloc((size_t)pieces->npieces + 2, sizeof(int64_t));
     int64_t *ghosts = mc_calloc((size_t)total_holders + 1, sizeof(int64_t));
+    reduce_terms_t red = {0};
+    if (pieces->naddends > 1) {
+        red.stamp = mc_calloc((size_t)pieces->naddends, sizeof *red.stamp);
+        red.copies = mc_calloc((size_t)pieces->naddends, sizeof *red.copies);
+        red.known = mc_calloc((size_t)nhost, sizeof *red.known);
+    }
     if (!r_host || !r_dev || !e_dev || !c_dev || !bout || !hosts || !tmp || !groups || !gsize ||
-        !goff || !ghosts) {
+        !goff || !ghosts || (pieces->naddends > 1 && (!red.stamp || !red.copies || !red.known))) {
         s = MC_ERR_NOMEM;
         goto out;
     }
@@ -187,10 +252,15 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         int64_t nh = host_set(topo, p->holders, p->nholders, hosts + nhosts_used);
         int64_t nn = host_set(topo, p->needers, p->nneeders, tmp);
         int needed_elsewhere = 0;
+        if (pieces->naddends > 1)
+            reduction_terms(pieces, p, topo, &red, tmp, nn, e_dev);
         for (int64_t j = 0; j < nn; j++) {
             int held = 0;
             for (int64_t k = 0; k < nh && !held; k++)
                 held = hosts[nhosts_used + k] == tmp[j];
+            /* a host holding only some addends needs the piece too */
+            if (held && pieces->naddends > 1)
+                held = red.known[tmp[j]] >= pieces->naddends;
             if (!held) {
                 r_host[tmp[j]] += bytes;
                 needed_elsewhere = 1;
@@ -237,6 +307,15 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     if (closure > 0 && closure + nic.latency > bound)
         bound = closure + nic.latency;
     double min_latency = intra.latency < nic.latency ? intra.latency : nic.latency;
+    /* reductions: every NIC crossing uses one host's NIC each way, every message a device
+     * port or a NIC */
+    double b_nic = b_in < b_out ? b_in : b_out;
+    if (red.nic_bytes > 0 &&
+        (t = red.nic_bytes / (b_nic * (double)topo->hosts) + nic.latency) > bound)
+        bound = t;
+    double ports = intra.bandwidth * (double)ndev + b_out * (double)topo->hosts;
+    if (red.msg_bytes > 0 && (t = red.msg_bytes / ports + min_latency) > bound)
+        bound = t;
     if (host_bw > 0 || topo->machine_bw > 0) { /* r_host is free: each host's device needs */
         memset(r_host, 0, (size_t)nhost * sizeof *r_host);
         for (int64_t d = 0; d < ndev; d++)
@@ -269,5 +348,8 @@ out:
     free(gsize);
     free(goff);
     free(ghosts);
+    free(red.stamp);
+    free(red.copies);
+    free(red.known);
     return s;
 }

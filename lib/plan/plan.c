@@ -402,8 +402,9 @@ static mc_status_t expand(mc_plan_t *plan, const mc_layout_t *src, const mc_layo
     return MC_OK;
 }
 
-/* Reduction plans (a partial source): send_recv plans the naive reduction; the other
- * strategies have none yet, and say so rather than treat addends as copies. */
+/* Reduction plans (a partial source): meshcast chooses among the naive and the
+ * reduce-scatter plans, send_recv and broadcast plan the naive one; local_allgather has
+ * no reduction and says so rather than treat addends as copies. */
 static mc_status_t check_reduction(const mc_pieces_t *pieces, const mc_plan_params_t *params,
                                    mc_dtype_t dtype)
 {
@@ -411,13 +412,13 @@ static mc_status_t check_reduction(const mc_pieces_t *pieces, const mc_plan_para
         return MC_OK;
     if (dtype == MC_DTYPE_BOOL && pieces->op == MC_REDUCE_AVG)
         return mc_error(MC_ERR_UNSUPPORTED, "plan: avg of bool is not defined");
-    if (params && params->strategy == MC_STRATEGY_SEND_RECV)
+    if (params->strategy != MC_STRATEGY_LOCAL_ALLGATHER)
         return MC_OK;
     return mc_error(MC_ERR_UNSUPPORTED,
-                    "plan: the source is Partial (pending %s of %lld addends); strategy %s "
-                    "plans no reductions yet (send_recv plans the naive one)",
-                    mc_reduce_name(pieces->op), (long long)pieces->naddends,
-                    params ? mc_strategy_name(params->strategy, params->sender) : "?");
+                    "plan: the source is Partial (pending %s of %lld addends); strategy "
+                    "local_allgather moves copies only (meshcast, send_recv and broadcast plan "
+                    "reductions)",
+                    mc_reduce_name(pieces->op), (long long)pieces->naddends);
 }
 
 mc_status_t mc_plan_create(const mc_layout_t *src, const mc_layout_t *dst,
@@ -457,7 +458,8 @@ mc_status_t mc_plan_create(const mc_layout_t *src, const mc_layout_t *dst,
         s = mc_strategy_local_allgather(plan);
         break;
     case MC_STRATEGY_BROADCAST:
-        s = mc_strategy_broadcast(plan);
+        s = plan->pieces->naddends > 1 ? mc_strategy_reduce_naive(plan)
+                                       : mc_strategy_broadcast(plan);
         break;
     default:
         s = mc_strategy_meshcast(plan);

@@ -53,6 +53,9 @@ mc_status_t mc_strategy_broadcast(mc_plan_t *plan);
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan);
 /* Reductions (partial source), naive: every addend to one device, combined, then sent. */
 mc_status_t mc_strategy_reduce_naive(mc_plan_t *plan);
+/* Reductions, reduce-scatter + all-gather: one stripe per reducer; hierarchical: results
+ * cross each needing host's NIC once, then fan out inside it. */
+mc_status_t mc_strategy_reduce_scatter(mc_plan_t *plan, int hierarchical);
 
 /* Reorders flows like the rounds of an all-to-all (lib/plan/order.c). */
 mc_status_t mc_plan_order_rounds(mc_plan_t *plan);
@@ -74,6 +77,11 @@ mc_status_t mc_plan_count(mc_plan_t *plan);
 mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds);
 /* Lower bound (docs/planning.md) from pieces and topology. */
 mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *topo, double *seconds);
+
+/* Fewest messages that bring every incomplete needer the combination of k addends, when
+ * nodes start knowing at most max_known of them (lib/plan/bound_reduce.c). */
+int64_t mc_reduce_min_messages(int64_t k, int64_t max_known, int64_t incomplete_needers,
+                               int needer_knows_some);
 
 /* Max over non-empty host sets X of E(X)/B_out(X) where E(X) sums the sizes of groups whose
  * holder hosts all lie in X: exact, by Dinkelbach iterations of a parametric min-cut.

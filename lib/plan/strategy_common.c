@@ -101,3 +101,42 @@ mc_status_t mc_pieces_by_size(const mc_pieces_t *pieces, int64_t **out)
     *out = order;
     return MC_OK;
 }
+
+/* Node i of the tree (first, then the others in rotated id order) hangs off node (i-1)/k. */
+mc_status_t mc_fan_out_in_host(mc_plan_t *plan, mc_loads_t *loads, const int64_t *needers,
+                               int count, int64_t first, double bytes)
+{
+    mc_status_t s = MC_OK;
+    const mc_topology_t *topo = plan->topo;
+    double ratio = mc_topology_link(topo, MC_LINK_INTRA).bandwidth / mc_topology_nic_in(topo);
+    int64_t k = ratio < 1 ? 1 : ratio > count ? count : (int64_t)ratio;
+    int start = 0;
+    while (start < count && needers[start] != first)
+        start++;
+    for (int i = 1; i < count && !s; i++) {
+        int64_t parent = needers[(start + (i - 1) / k) % count];
+        int64_t n = needers[(start + i) % count];
+        mc_loads_add(loads, topo, parent, n, bytes);
+        s = mc_plan_add_edge(plan, parent, n);
+    }
+    return s;
+}
+
+int64_t mc_addend_sender(const mc_topology_t *topo, const mc_piece_t *p, int64_t a, int64_t to,
+                         const mc_loads_t *loads)
+{
+    int64_t best = -1, host = mc_topology_host_of(topo, to);
+    int best_local = 0;
+    for (int i = 0; i < p->nholders; i++) {
+        if (p->addends[i] != a)
+            continue;
+        int64_t d = p->holders[i];
+        int local = mc_topology_host_of(topo, d) == host;
+        if (best < 0 || local > best_local ||
+            (local == best_local && loads->dev_send[d] < loads->dev_send[best])) {
+            best = d;
+            best_local = local;
+        }
+    }
+    return best;
+}

@@ -31,6 +31,17 @@ void mc_loads_destroy(mc_loads_t *loads);
 void mc_loads_add(mc_loads_t *loads, const mc_topology_t *topo, int64_t from, int64_t to,
                   double bytes);
 
+/* Fan-out inside a host from first (one of needers[0..count), already holding bytes) to the
+ * others: a tree of degree B_intra / B_nic_in (a star where device links dwarf the NIC, a
+ * chain where they are comparable). Adds the edges to the plan's last flow and the loads. */
+mc_status_t mc_fan_out_in_host(mc_plan_t *plan, mc_loads_t *loads, const int64_t *needers,
+                               int count, int64_t first, double bytes);
+
+/* The holder of addend a of piece p that sends it to device to: one in to's host if any,
+ * else the least loaded by bytes sent. */
+int64_t mc_addend_sender(const mc_topology_t *topo, const mc_piece_t *p, int64_t a, int64_t to,
+                         const mc_loads_t *loads);
+
 /* Pieces ordered for greedy balancing: largest first (ties: original order). *out malloc'd. */
 mc_status_t mc_pieces_by_size(const mc_pieces_t *pieces, int64_t **out);
 

@@ -9,7 +9,11 @@
  * least NIC egress so far — a holder host, or a host that already got the stripe (a relay),
  * which is what lets host egress reach the max-closure term of the lower bound. Inside a
  * host the receiving device is the needer with the least NIC ingress; hosts that hold the
- * piece feed their own needers from their least-loaded holder. */
+ * piece feed their own needers from their least-loaded holder.
+ *
+ * A partial source (a reduction) gets the naive or a reduce-scatter plan
+ * (strategy_reduce_scatter.c), whichever the simulator finds fastest. */
+#include <math.h>
 #include <stdlib.h>
 #include "strategy_common.h"
 #include "util/util.h"
@@ -25,7 +29,11 @@ enum {
     POLICY_LOCAL_ALLGATHER,
     POLICY_BROADCAST_FIRST,
     POLICY_BROADCAST_LB_SIZE,
-    POLICY_BROADCAST_LB_ORDER
+    POLICY_BROADCAST_LB_ORDER,
+    /* reductions (partial source) */
+    POLICY_REDUCE_NAIVE,
+    POLICY_REDUCE_SCATTER,
+    POLICY_REDUCE_HIERARCHICAL
 };
 
 typedef struct {
@@ -37,30 +45,6 @@ typedef struct {
     int64_t *served; /* hosts the current stripe reached, in order */
     int64_t *order;  /* needing host runs, rotated per stripe */
 } ctx_t;
-
-/* Fan-out inside a host from `first` (already holding the stripe) to the run's other
- * needers: a tree of degree k, where k is how many NIC-rate streams one device port can
- * forward at once (B_intra / B_nic_in): a star where NVLink dwarfs the NIC (shallow pipeline),
- * a chain where they are comparable (every port carries the stripe once). */
-static mc_status_t fan_out_in_host(ctx_t *c, const int64_t *needers, int count, int64_t first,
-                                   double bytes)
-{
-    mc_status_t s = MC_OK;
-    const mc_topology_t *topo = c->plan->topo;
-    double ratio = mc_topology_link(topo, MC_LINK_INTRA).bandwidth / mc_topology_nic_in(topo);
-    int64_t k = ratio < 1 ? 1 : ratio > count ? count : (int64_t)ratio;
-    int start = 0;
-    while (start < count && needers[start] != first)
-        start++;
-    /* order[0] = first, then the others in rotated id order; node i hangs off (i-1)/k */
-    for (int i = 1; i < count && !s; i++) {
-        int64_t parent = needers[(start + (i - 1) / k) % count];
-        int64_t n = needers[(start + i) % count];
-        mc_loads_add(&c->loads, topo, parent, n, bytes);
-        s = mc_plan_add_edge(c->plan, parent, n);
-    }
-    return s;
-}
 
 /* Sender for the next host crossing of a stripe: among the holder hosts and the hosts the
  * stripe already reached (served[0..nserved), host ids), the one with the least NIC egress;
@@ -122,7 +106,7 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
             int64_t to = mc_least_loaded(needers, c->nruns[g].count, c->loads.dev_recv);
             mc_loads_add(&c->loads, topo, from, to, bytes);
             if (!(s = mc_plan_add_edge(plan, from, to)))
-                s = fan_out_in_host(c, needers, c->nruns[g].count, to, bytes);
+                s = mc_fan_out_in_host(plan, &c->loads, needers, c->nruns[g].count, to, bytes);
         }
         /* hosts that need it: one NIC crossing each, rotating which host goes first */
         for (int j = 0; j < nneed && !s; j++) {
@@ -134,7 +118,7 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
             c->entry[g->host] = to;
             c->served[j] = g->host;
             if (!(s = mc_plan_add_edge(plan, from, to)))
-                s = fan_out_in_host(c, needers, g->count, to, bytes);
+                s = mc_fan_out_in_host(plan, &c->loads, needers, g->count, to, bytes);
         }
     }
     return s;
@@ -248,6 +232,13 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, double *best)
                                                                  : MC_SENDER_LB_ORDER;
         s = mc_strategy_broadcast(&alt);
         break;
+    case POLICY_REDUCE_NAIVE:
+        s = mc_strategy_reduce_naive(&alt);
+        break;
+    case POLICY_REDUCE_SCATTER:
+    case POLICY_REDUCE_HIERARCHICAL:
+        s = mc_strategy_reduce_scatter(&alt, policy == POLICY_REDUCE_HIERARCHICAL);
+        break;
     default:
         s = build(&alt, policy);
         break;
@@ -280,8 +271,15 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, double *best)
  * the cost model. The winner's estimate is kept in plan->stats. */
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
 {
-    double best = 0;
-    mc_status_t s = build(plan, POLICY_PER_HOLDER);
+    double best = HUGE_VAL;
+    mc_status_t s = MC_OK;
+    if (plan->pieces->naddends > 1) { /* a reduction: naive, reduce-scatter flat or by host */
+        for (int policy = POLICY_REDUCE_NAIVE; policy <= POLICY_REDUCE_HIERARCHICAL && !s; policy++)
+            s = try_policy(plan, policy, &best);
+        plan->stats.estimate_s = best;
+        return s;
+    }
+    s = build(plan, POLICY_PER_HOLDER);
     if (!s && !(s = mc_plan_set_chunks(plan)))
         s = mc_plan_simulate(plan, &best);
     if (!s && per_needer_differs(plan))

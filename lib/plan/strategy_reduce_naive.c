@@ -18,27 +18,6 @@ static int64_t pick_reducer(const mc_piece_t *p, const mc_loads_t *loads)
     return best >= 0 ? best : mc_least_loaded(p->holders, p->nholders, loads->dev_recv);
 }
 
-/* The holder of addend a that sends it to the reducer: in the reducer's host if possible,
- * else the least loaded by bytes sent. */
-static int64_t pick_sender(const mc_topology_t *topo, const mc_piece_t *p, int64_t a,
-                           int64_t reducer, const mc_loads_t *loads)
-{
-    int64_t best = -1, host = mc_topology_host_of(topo, reducer);
-    int best_local = 0;
-    for (int i = 0; i < p->nholders; i++) {
-        if (p->addends[i] != a)
-            continue;
-        int64_t d = p->holders[i];
-        int local = mc_topology_host_of(topo, d) == host;
-        if (best < 0 || local > best_local ||
-            (local == best_local && loads->dev_send[d] < loads->dev_send[best])) {
-            best = d;
-            best_local = local;
-        }
-    }
-    return best;
-}
-
 mc_status_t mc_strategy_reduce_naive(mc_plan_t *plan)
 {
     const mc_pieces_t *ps = plan->pieces;
@@ -53,7 +32,7 @@ mc_status_t mc_strategy_reduce_naive(mc_plan_t *plan)
         for (int64_t a = 0; a < ps->naddends && !s; a++) {
             if (a == own)
                 continue;
-            int64_t from = pick_sender(plan->topo, p, a, r, &loads);
+            int64_t from = mc_addend_sender(plan->topo, p, a, r, &loads);
             mc_loads_add(&loads, plan->topo, from, r, (double)p->bytes);
             s = mc_plan_add_gather(plan, from, r);
         }

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Reductions (Partial sources) executed by `meshcast run` with the naive strategy
-# (send_recv on a partial source), one process (local transport), every dtype and op, same
-# and disjoint meshes, uneven shards: each must exit 0 with "wrong": 0 (bit-exact against
-# the addends combined in the plan's order) and report max_diff_f64 (0 for integers, and for
-# f64 and f32 sums of these exactly representable addends).
+# (send_recv on a partial source) and meshcast's reduce-scatter (the last case, an all-reduce
+# where its cost model picks one stripe per device), one process (local transport), every
+# dtype and op, same and disjoint meshes, uneven shards: each must exit 0 with "wrong": 0
+# (bit-exact against the addends combined in the plan's order) and report max_diff_f64 (0 for
+# integers, and for f64 and f32 sums of these exactly representable addends).
 # usage: bash reduce_run.sh <meshcast-binary> <source-dir>
 set -u
 bin=$1
@@ -18,6 +19,7 @@ cases=(
     "--shape 13,7 --src-mesh 2x2 --src-spec S0RP1 --dst-mesh 3 --dst-devices 4-6 --dst-spec RS0"
     "--shape 9,5 --src-mesh 2x2 --src-spec [Partial(reduce_op='OP'),Shard(1)] --dst-mesh 2x2 --dst-devices 0-3 --dst-spec S0R"
     "--shape 7,3,2 --src-mesh 2x3 --src-spec P(None,None,None,unreduced={'x','y'},reduce_op='OP') --dst-mesh 2 --dst-spec RS0R"
+    "--shape 512,256 --src-mesh 2x4 --src-spec [Partial('OP'),Partial('OP')] --dst-mesh 2x4 --dst-devices 0-7 --dst-spec RR --strategy meshcast"
 )
 n=0
 for dt in f64 f32 f16 bf16 i64 i32 i16 i8 u8 bool; do
@@ -26,8 +28,10 @@ for dt in f64 f32 f16 bf16 i64 i32 i16 i8 u8 bool; do
         for c in "${cases[@]}"; do
             c=${c//OP/$op}
             [ "$op" != sum ] && [ "${c#*S0RP1}" != "$c" ] && c=${c//S0RP1/S0RP1:$op}
+            strategy="--strategy send_recv"
+            [[ $c == *--strategy* ]] && strategy=
             # shellcheck disable=SC2086
-            if ! "$bin" run $c --dtype $dt --strategy send_recv --iters 1 --warmup 0 --json \
+            if ! "$bin" run $c --dtype $dt $strategy --iters 1 --warmup 0 --json \
                 >"$tmp/out" 2>"$tmp/err"; then
                 fail "run $c --dtype $dt: $(cat "$tmp/err")"
                 continue

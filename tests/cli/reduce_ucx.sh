@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Reductions (Partial sources) over UCX between processes: meshcast run --transport ucx with
-# 4 processes through the environment rendezvous, the naive strategy (send_recv), addends
+# 4 processes through the environment rendezvous, the naive strategy (send_recv) and
+# meshcast's reduce-scatter (a case where its cost model picks one stripe per device), addends
 # on different ranks (the mesh axis pending the reduction crosses ranks), across meshes and
 # on one mesh, several dtypes and ops, small chunks (many chunk messages per flow): every
 # rank exits 0 and "wrong" (summed over ranks, bit-exact against the addends combined in
@@ -27,12 +28,16 @@ cases=(
     "--shape 31,17 --dtype i8 --src-mesh 4x2 --src-spec RRP0:max --dst-mesh 2x4 --dst-spec S1S0 --src-devices 0-7 --dst-devices 8-15"
     "--shape 50,6 --dtype u8 --src-mesh 2x2x2 --src-spec P(None,'z',unreduced={'x','y'},reduce_op='min') --dst-mesh 8 --dst-spec RS0 --src-devices 0-7 --dst-devices 0-7"
     "--shape 23,23 --dtype f64 --src-mesh 4x4 --src-spec S1RP0 --dst-mesh 4x4 --dst-spec RS1 --src-devices 0-15 --dst-devices 0-15 --chunk 40"
+    "--shape 1024,256 --dtype f32 --src-mesh 2x4 --src-spec [Partial(),Partial()] --dst-mesh 2x4 --dst-spec RR --src-devices 0-7 --dst-devices 0-7 --chunk 65536 --strategy meshcast"
 )
 i=0
 for c in "${cases[@]}"; do
     t0=$(now_ms)
     # shellcheck disable=SC2086
-    run_env_ranks 4 "c$i" 100 MESHCAST_TIMEOUT=30 -- run $c --strategy send_recv --transport ucx \
+    strategy="--strategy send_recv"
+    [[ $c == *--strategy* ]] && strategy=
+    # shellcheck disable=SC2086
+    run_env_ranks 4 "c$i" 100 MESHCAST_TIMEOUT=30 -- run $c $strategy --transport ucx \
         --iters 2 --warmup 1 --json
     for ((r = 0; r < 4; r++)); do
         p=${pids[$r]}

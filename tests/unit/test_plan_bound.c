@@ -121,6 +121,110 @@ static void test_closure_vs_bruteforce(void **state)
 }
 
 /* Hand-made closure instances. */
+/* Fewest one-way messages (a message brings the receiver everything its sender knows) until
+ * every needer knows all k addends, by breadth-first search over who knows what: n <= 5
+ * nodes, k <= 4 addends, so at most 2^20 states. */
+static int64_t gossip_bruteforce(int n, int k, const unsigned *know, unsigned needs)
+{
+    const unsigned full = (1u << k) - 1, nstates = 1u << (n * k);
+    unsigned char *seen = calloc(nstates, 1);
+    uint32_t *queue = malloc(nstates * sizeof *queue);
+    uint32_t start = 0, head = 0, tail = 0;
+    assert_non_null(seen);
+    assert_non_null(queue);
+    for (int i = 0; i < n; i++)
+        start |= know[i] << (i * k);
+    queue[tail++] = start;
+    seen[start] = 1;
+    int64_t depth = 0, found = -1;
+    while (head < tail && found < 0) {
+        uint32_t level_end = tail;
+        for (; head < level_end && found < 0; head++) {
+            uint32_t st = queue[head];
+            int done = 1;
+            for (int i = 0; i < n && done; i++)
+                done = !(needs >> i & 1) || ((st >> (i * k)) & full) == full;
+            if (done) {
+                found = depth;
+                break;
+            }
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < n; j++) {
+                    uint32_t next = st | (((st >> (i * k)) & full) << (j * k));
+                    if (i != j && !seen[next]) {
+                        seen[next] = 1;
+                        queue[tail++] = next;
+                    }
+                }
+        }
+        depth++;
+    }
+    free(seen);
+    free(queue);
+    return found;
+}
+
+/* mc_reduce_min_messages from the knowledge sets, as the bound applies it. */
+static int64_t gossip_formula(int n, int k, const unsigned *know, unsigned needs)
+{
+    int64_t max_known = 0, incomplete = 0;
+    int knows_some = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t c = __builtin_popcount(know[i]);
+        max_known = c > max_known ? c : max_known;
+        if ((needs >> i & 1) && c < k) {
+            incomplete++;
+            knows_some |= c > 0;
+        }
+    }
+    return mc_reduce_min_messages(k, max_known, incomplete, knows_some);
+}
+
+/* The reduction bound's message-count lemma: never above the true minimum on random small
+ * cases, and equal to it on the textbook ones (all-reduce 2(n-1), reduce-scatter n-1,
+ * reduce to a device without an addend k, broadcast of a complete node). */
+static void test_reduce_messages_vs_bruteforce(void **state)
+{
+    (void)state;
+    for (int n = 2; n <= 4; n++) {
+        unsigned one[4], lacking[5] = {0}, full = (1u << n) - 1, bcast[5] = {full};
+        for (int i = 0; i < n; i++)
+            one[i] = lacking[i] = 1u << i;
+        /* all-reduce, reduce-scatter (one element), reduce to node n (no addend) */
+        assert_int_equal(gossip_bruteforce(n, n, one, full), 2 * (n - 1));
+        assert_int_equal(gossip_formula(n, n, one, full), 2 * (n - 1));
+        assert_int_equal(gossip_bruteforce(n, n, one, 1), n - 1);
+        assert_int_equal(gossip_formula(n, n, one, 1), n - 1);
+        assert_int_equal(gossip_bruteforce(n + 1, n, lacking, 1u << n), n);
+        assert_int_equal(gossip_formula(n + 1, n, lacking, 1u << n), n);
+        assert_int_equal(gossip_bruteforce(n + 1, n, bcast, (2u << n) - 2), n);
+        assert_int_equal(gossip_formula(n + 1, n, bcast, (2u << n) - 2), n);
+    }
+    rc_rng_t rng = {12345};
+    int tight = 0;
+    for (int it = 0; it < 400; it++) {
+        int n = (int)rc_range(&rng, 2, 5), k = (int)rc_range(&rng, 1, 4);
+        unsigned know[5] = {0}, covered = 0, needs = 0;
+        for (int i = 0; i < n; i++) {
+            know[i] = (unsigned)rc_range(&rng, 0, (1 << k) - 1);
+            if (rc_range(&rng, 0, 2) == 0) /* devices: one addend each */
+                know[i] &= 1u << rc_range(&rng, 0, k - 1);
+            covered |= know[i];
+            needs |= (unsigned)rc_range(&rng, 0, 1) << i;
+        }
+        know[0] |= ((1u << k) - 1) & ~covered; /* every addend somewhere */
+        if (!needs)
+            needs = 1u << rc_range(&rng, 0, n - 1);
+        int64_t exact = gossip_bruteforce(n, k, know, needs),
+                bound = gossip_formula(n, k, know, needs);
+        if (bound > exact)
+            fail_msg("case %d: bound %lld > fewest messages %lld", it, (long long)bound,
+                     (long long)exact);
+        tight += bound == exact;
+    }
+    printf("reduction message bound: exact on %d of 400 random cases, never above\n", tight);
+}
+
 static void test_closure_hand(void **state)
 {
     (void)state;
@@ -294,12 +398,57 @@ static void test_bound_vs_bruteforce(void **state)
     printf("%d layout cases, the host-set term decided %d\n", checked, closure_wins);
 }
 
+/* The reduction bound on the textbook cases, 4 hosts of one device (NIC B each way, latency
+ * α): all-reduce 2(n-1)/n·S/B + α, reduce-scatter (n-1)/n·S/B + α; the flat reduce-scatter
+ * plan gets within 10% of both (pipeline fill). */
+static void test_reduce_bound_textbook(void **state)
+{
+    (void)state;
+    mc_topology_t *t = NULL;
+    assert_int_equal(mc_topology_parse("name h4\nhosts 4\ndevices_per_host 1\n"
+                                       "link copy bandwidth=5GB/s latency=1us\n"
+                                       "link intra bandwidth=2.5GB/s latency=5us\n"
+                                       "nic count=1 in=1GB/s out=1GB/s latency=50us\n",
+                                       "test", &t),
+                     MC_OK);
+    mc_mesh_t *m = NULL;
+    int64_t shape[1] = {4}, tshape[2] = {4096, 1024};
+    assert_int_equal(mc_mesh_create(1, shape, NULL, NULL, &m), MC_OK);
+    const char *dsts[2] = {"[Replicate()]", "[Shard(0)]"};
+    double want[2] = {1.5, 0.75}, bytes = 4096.0 * 1024 * 4;
+    for (int i = 0; i < 2; i++) {
+        mc_spec_t *ss = NULL, *ds = NULL;
+        mc_layout_t *src = NULL, *dst = NULL;
+        assert_int_equal(mc_spec_parse("[Partial()]", m, 2, &ss), MC_OK);
+        assert_int_equal(mc_spec_parse(dsts[i], m, 2, &ds), MC_OK);
+        assert_int_equal(mc_layout_create(2, tshape, MC_DTYPE_F32, m, ss, &src), MC_OK);
+        assert_int_equal(mc_layout_create(2, tshape, MC_DTYPE_F32, m, ds, &dst), MC_OK);
+        mc_plan_t *plan = NULL;
+        assert_int_equal(mc_plan_create(src, dst, t, NULL, &plan), MC_OK);
+        mc_plan_stats_t st;
+        mc_plan_query(plan, &st);
+        double b = want[i] * bytes / 1e9 + 50e-6;
+        assert_true(fabs(st.lower_bound_s - b) < 1e-9 * b);
+        printf("%s: bound %.6g s, estimate %.6g s\n", dsts[i], st.lower_bound_s, st.estimate_s);
+        assert_true(st.estimate_s >= st.lower_bound_s && st.estimate_s < 1.10 * b);
+        mc_plan_destroy(plan);
+        mc_layout_destroy(src);
+        mc_layout_destroy(dst);
+        mc_spec_destroy(ss);
+        mc_spec_destroy(ds);
+    }
+    mc_mesh_destroy(m);
+    mc_topology_destroy(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_closure_hand),
         cmocka_unit_test(test_closure_vs_bruteforce),
         cmocka_unit_test(test_bound_vs_bruteforce),
+        cmocka_unit_test(test_reduce_messages_vs_bruteforce),
+        cmocka_unit_test(test_reduce_bound_textbook),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,10 +1,14 @@
 /* Executing reduction plans, checked element by element: random cases (random_case.h:
  * same, overlapping and disjoint meshes, uneven shards, every cut) whose source gets every
- * free mesh axis made partial at random, with a random op and dtype; the naive strategy
- * (send_recv on a partial source) plans them; they run on one rank (the worker pool) or 2..8
- * ranks as threads (the chunk engine), with whole-flow or tiny chunks; every destination
- * element must equal, bit for bit, the addends combined in addend order
- * (mc_pattern_check_reduced). MC_TEST_SEED=N reruns one case. */
+ * free mesh axis made partial at random; case i takes dtype i mod 10, op (i / 10) mod 4
+ * and plan (i / 40) mod 4 — naive (send_recv), meshcast's choice, reduce-scatter flat and
+ * hierarchical (forced) — so 400 cases cover every combination; they run on one rank (the
+ * worker pool) or 2..8 ranks as threads (the chunk engine), with whole-flow or tiny chunks;
+ * every destination element must equal, bit for bit, the addends combined in addend order
+ * (mc_pattern_check_reduced), and the reduction bound must not exceed the plan's estimate.
+ * Every third case has a partial destination (sum, max or min on a free axis; every ninth
+ * from a plain source): its devices off addend 0 must hold the op's identity.
+ * MC_TEST_SEED=N reruns one case. */
 #include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,12 +18,14 @@
 #include <string.h>
 #include <cmocka.h>
 #include "meshcast/meshcast.h"
+#include "plan/plan_internal.h"
 #include "random_case.h"
 
 #define NCASES 400
 #define MAX_REPORTS 10
 
 static int failures;
+static int64_t partial_dsts, copies; /* executed cases with a partial destination */
 
 static void report(const rc_case_t *c, const char *fmt, ...)
 {
@@ -130,8 +136,8 @@ static const mc_dtype_t dtypes[] = {MC_DTYPE_F64, MC_DTYPE_F32, MC_DTYPE_F16, MC
 
 /* The case's source with its free mesh axes partial at random (at least one; when there is
  * none, one axis stops sharding), a random op and dtype; NULL for a mesh of one device. */
-static mc_layout_t *partial_source(rc_rng_t *rng, const rc_case_t *c, mc_layout_t **dst, char *what,
-                                   size_t len)
+static mc_layout_t *partial_source(rc_rng_t *rng, const rc_case_t *c, int64_t index,
+                                   mc_layout_t **dst, char *what, size_t len)
 {
     const mc_spec_t *spec = mc_layout_spec(c->src);
     const mc_mesh_t *mesh = mc_layout_mesh(c->src);
@@ -168,8 +174,8 @@ static mc_layout_t *partial_source(rc_rng_t *rng, const rc_case_t *c, mc_layout_
     } else {
         assert_int_equal(mc_spec_copy(spec, &ps), MC_OK);
     }
-    mc_dtype_t dt = dtypes[rc_range(rng, 0, 9)];
-    mc_reduce_t op = (mc_reduce_t)rc_range(rng, MC_REDUCE_SUM, MC_REDUCE_MIN);
+    mc_dtype_t dt = dtypes[index % 10];
+    mc_reduce_t op = (mc_reduce_t)(MC_REDUCE_SUM + index / 10 % 4);
     if (dt == MC_DTYPE_BOOL && op == MC_REDUCE_AVG)
         op = MC_REDUCE_SUM;
     int first = (int)rc_range(rng, 0, nfree - 1);
@@ -192,7 +198,52 @@ static mc_layout_t *partial_source(rc_rng_t *rng, const rc_case_t *c, mc_layout_
     return src;
 }
 
-static void run_case(uint64_t seed, int64_t *nruns, int64_t *skipped)
+/* dst with one free mesh axis (of size > 1) made partial, op sum, max or min (NULL when
+ * there is none): its devices off addend 0 must get the op's identity. */
+static mc_layout_t *partial_destination(rc_rng_t *rng, const mc_layout_t *dst)
+{
+    const mc_spec_t *spec = mc_layout_spec(dst);
+    const mc_mesh_t *mesh = mc_layout_mesh(dst);
+    int axis = -1;
+    for (int a = 0; a < mc_mesh_ndim(mesh); a++) {
+        int used = 0;
+        for (int d = 0; d < mc_spec_tensor_ndim(spec); d++)
+            for (int k = 0; k < mc_spec_dim_naxes(spec, d); k++)
+                used |= mc_spec_dim_axis(spec, d, k) == a;
+        if (!used && mc_mesh_axis_size(mesh, a) > 1 && (axis < 0 || rc_range(rng, 0, 1)))
+            axis = a;
+    }
+    if (axis < 0)
+        return NULL;
+    mc_spec_t *ps = NULL;
+    mc_layout_t *out = NULL;
+    static const mc_reduce_t ops[] = {MC_REDUCE_SUM, MC_REDUCE_MAX, MC_REDUCE_MIN};
+    assert_int_equal(mc_spec_copy(spec, &ps), MC_OK);
+    assert_int_equal(mc_spec_set_reduce(ps, axis, ops[rc_range(rng, 0, 2)]), MC_OK);
+    int64_t shape[MC_MAX_NDIM];
+    for (int d = 0; d < mc_layout_ndim(dst); d++)
+        shape[d] = mc_layout_dim(dst, d);
+    assert_int_equal(
+        mc_layout_create(mc_layout_ndim(dst), shape, mc_layout_dtype(dst), mesh, ps, &out), MC_OK);
+    mc_spec_destroy(ps);
+    return out;
+}
+
+static const char *const plans[] = {"naive", "meshcast", "reduce_scatter", "hierarchical"};
+
+/* Replaces plan's flows by the reduce-scatter strategy's (flat or hierarchical), which
+ * meshcast's cost model may not pick for a small case, and re-checks the plan. */
+static mc_status_t force_reduce_scatter(mc_plan_t *plan, int hierarchical)
+{
+    mc_status_t s;
+    plan->nflows = plan->nedges = 0;
+    if ((s = mc_strategy_reduce_scatter(plan, hierarchical)) || (s = mc_plan_set_chunks(plan)) ||
+        (s = mc_plan_count(plan)))
+        return s;
+    return mc_plan_validate(plan);
+}
+
+static void run_case(uint64_t seed, int64_t index, int64_t *nruns, int64_t *skipped)
 {
     rc_case_t c;
     char err[1024], what[512];
@@ -201,18 +252,50 @@ static void run_case(uint64_t seed, int64_t *nruns, int64_t *skipped)
         return;
     }
     rc_rng_t rng = {seed ^ 0xadd};
-    mc_layout_t *dst = NULL, *src = partial_source(&rng, &c, &dst, what, sizeof what);
+    mc_layout_t *dst = NULL, *src = partial_source(&rng, &c, index, &dst, what, sizeof what);
+    int which = (int)(index / 40 % 4);
     if (!src) {
         (*skipped)++;
         rc_case_free(&c);
         return;
     }
+    /* every third case a partial destination, every ninth from a plain (copy) source */
+    mc_layout_t *pd = index % 3 == 2 ? partial_destination(&rng, dst) : NULL;
+    int copy = pd && index % 9 == 8;
+    if (pd) {
+        mc_layout_destroy(dst);
+        dst = pd;
+    }
+    if (copy) {
+        int64_t shape[MC_MAX_NDIM];
+        for (int d = 0; d < c.ndim; d++)
+            shape[d] = c.shape[d];
+        mc_layout_destroy(src);
+        assert_int_equal(mc_layout_create(c.ndim, shape, mc_layout_dtype(dst),
+                                          mc_layout_mesh(c.src), mc_layout_spec(c.src), &src),
+                         MC_OK);
+        which = 1;
+    }
     mc_plan_params_t params = {.field_mask = MC_PLAN_PARAM_STRATEGY,
-                               .strategy = MC_STRATEGY_SEND_RECV};
+                               .strategy = which ? MC_STRATEGY_MESHCAST : MC_STRATEGY_SEND_RECV};
     mc_plan_t *plan = NULL;
-    if (mc_plan_create(src, dst, c.topo, &params, &plan)) {
-        report(&c, "%s: mc_plan_create: %s", what, mc_last_error());
+    size_t at = strlen(what);
+    char text[256] = "";
+    if (pd && mc_spec_format(mc_layout_spec(dst), mc_layout_mesh(dst), MC_NOTATION_DTENSOR, text,
+                             sizeof text))
+        mc_spec_format(mc_layout_spec(dst), mc_layout_mesh(dst), MC_NOTATION_ALPA, text,
+                       sizeof text);
+    snprintf(what + at, sizeof what - at, ", plan %s%s%s%s", plans[which], copy ? ", copy" : "",
+             pd ? ", partial dst " : "", text);
+    if (mc_plan_create(src, dst, c.topo, &params, &plan) ||
+        (which >= 2 && force_reduce_scatter(plan, which == 3))) {
+        report(&c, "%s: planning: %s", what, mc_last_error());
     } else {
+        double est = 0;
+        assert_int_equal(mc_plan_simulate(plan, &est), MC_OK);
+        if (plan->stats.lower_bound_s > est * (1 + 1e-9))
+            report(&c, "%s: bound %g s above the estimate %g s", what, plan->stats.lower_bound_s,
+                   est);
         int nranks = (int)(seed % 3 == 0 ? 1 : rc_range(&rng, 1, 8));
         int64_t chunk = rc_range(&rng, 0, 2) == 0 ? rc_range(&rng, 1, 64) : 0;
         tiles_t st, dt;
@@ -220,6 +303,8 @@ static void run_case(uint64_t seed, int64_t *nruns, int64_t *skipped)
         tiles_make(&dt, dst, 0, seed);
         mc_status_t s = execute(plan, nranks, &st, &dt, chunk, err, sizeof err);
         (*nruns)++;
+        partial_dsts += pd != NULL;
+        copies += copy;
         if (s) {
             report(&c, "%s, %d ranks, chunk %lld: status %d: %s", what, nranks, (long long)chunk, s,
                    err);
@@ -228,9 +313,11 @@ static void run_case(uint64_t seed, int64_t *nruns, int64_t *skipped)
             int64_t wrong = 0;
             for (int64_t i = 0; i < dt.n; i++) {
                 int64_t w = 0;
-                assert_int_equal(mc_pattern_check_reduced(src, dst, mc_mesh_device(m, i), seed,
-                                                          dt.bufs[i].ptr, &w, NULL),
-                                 MC_OK);
+                int64_t dev = mc_mesh_device(m, i);
+                assert_int_equal(
+                    copy ? mc_pattern_check(dst, dev, seed, dt.bufs[i].ptr, &w)
+                         : mc_pattern_check_reduced(src, dst, dev, seed, dt.bufs[i].ptr, &w, NULL),
+                    MC_OK);
                 wrong += w;
             }
             if (wrong)
@@ -258,13 +345,14 @@ static void test_random_reductions(void **state)
     }
     failures = 0;
     for (int64_t i = 0; i < ncases; i++)
-        run_case(first + (uint64_t)i, &nruns, &skipped);
+        run_case(first + (uint64_t)i, (int64_t)(first - 1) + i, &nruns, &skipped);
     if (failures)
         fail_msg("%d failures over %lld cases (first %d printed; rerun one with MC_TEST_SEED=N)",
                  failures, (long long)ncases, MAX_REPORTS);
-    printf("%lld cases: %lld reductions executed and verified bit for bit, %lld without a "
-           "free mesh axis\n",
-           (long long)ncases, (long long)nruns, (long long)skipped);
+    printf("%lld cases: %lld reductions executed and verified bit for bit (%lld into a partial "
+           "destination, %lld of them copies), %lld without a free mesh axis\n",
+           (long long)ncases, (long long)nruns, (long long)partial_dsts, (long long)copies,
+           (long long)skipped);
     assert_true(ncases == 1 || nruns > ncases / 2);
 }
 

@@ -198,21 +198,33 @@ static void test_pieces_addends(void **state)
     assert_int_equal(p->pieces[1].nself, 1);
     mc_pieces_destroy(p);
 
-    /* A partial destination is refused for now. */
-    assert_int_equal(mc_pieces_compute(plain, src, &p), MC_ERR_UNSUPPORTED);
-    assert_non_null(strstr(mc_last_error(), "Partial destination"));
+    /* A partial destination: only its addend-0 devices (y coordinate 0: devices 0 and 2) need
+     * pieces, the others hold the identity; Partial(avg) has none. */
+    assert_int_equal(mc_pieces_compute(plain, src, &p), MC_OK);
+    for (int64_t i = 0; i < p->npieces; i++)
+        for (int j = 0; j < p->pieces[i].nneeders; j++)
+            assert_true(p->pieces[i].needers[j] == 0 || p->pieces[i].needers[j] == 2);
+    for (int64_t i = 0; i < p->npieces; i++)
+        for (int j = 0; j < p->pieces[i].nself; j++)
+            assert_true(p->pieces[i].self[j] == 0 || p->pieces[i].self[j] == 2);
+    mc_pieces_destroy(p);
+    mc_layout_t *avg = layout_of("2x2", "0-3", "S0RP1:avg", 10, 6);
+    assert_int_equal(mc_pieces_compute(plain, avg, &p), MC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(mc_last_error(), "Partial(avg) destination has no identity"));
+    mc_layout_destroy(avg);
     mc_layout_destroy(plain);
 
-    /* A partial source: strategies without a reduction plan refuse with the reason;
-     * send_recv plans the naive reduction; the bound is the copy bound. */
+    /* A partial source: local_allgather (copies only) refuses with the reason; send_recv
+     * plans the naive reduction. */
     mc_topology_t *t = NULL;
     assert_int_equal(mc_topology_load("p3.8xlarge", &t), MC_OK);
     mc_plan_t *plan = NULL;
-    assert_int_equal(mc_plan_create(src, dst, t, NULL, &plan), MC_ERR_UNSUPPORTED);
-    assert_non_null(strstr(mc_last_error(), "Partial (pending sum of 2 addends); strategy "
-                                            "meshcast plans no reductions yet"));
     mc_plan_params_t params = {.field_mask = MC_PLAN_PARAM_STRATEGY,
-                               .strategy = MC_STRATEGY_SEND_RECV};
+                               .strategy = MC_STRATEGY_LOCAL_ALLGATHER};
+    assert_int_equal(mc_plan_create(src, dst, t, &params, &plan), MC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(mc_last_error(), "Partial (pending sum of 2 addends); strategy "
+                                            "local_allgather moves copies only"));
+    params.strategy = MC_STRATEGY_SEND_RECV;
     assert_int_equal(mc_plan_create(src, dst, t, &params, &plan), MC_OK);
     mc_plan_stats_t st;
     assert_int_equal(mc_plan_query(plan, &st), MC_OK);

@@ -1,0 +1,152 @@
+/* reduce_scatter: bandwidth-optimal reductions (reduce-scatter, then all-gather).
+ *
+ * Each piece is cut into one stripe per reducer candidate — the needers that hold an
+ * addend, else the holders (reduce where the addends are, so that cross-mesh reductions
+ * cross the NIC with results, not addends). Stripe s is reduced at its own candidate, which
+ * gathers one holder of every other addend index straight (one in its own host when there
+ * is one) and combines once in addend order; then the result fans out. With n devices each
+ * holding an addend of S bytes and needing the sum, every port sends and receives
+ * (n−1)/n·S in each phase: the 2(n−1)/n·S/B of a ring all-reduce, without forwarding
+ * partial sums (which would change the combination order and round f16/bf16 at every hop).
+ *
+ * Flat: the reducer sends its stripe to every other needer. Hierarchical: the stripe enters
+ * every other needing host once over its NIC, from the reducer's host or a host it already
+ * reached (the least NIC egress so far), then fans out inside the host. */
+#include <stdlib.h>
+#include "strategy_common.h"
+#include "util/util.h"
+
+typedef struct {
+    mc_plan_t *plan;
+    mc_loads_t loads;
+    int hierarchical;
+    int64_t *cand; /* reducer candidates of the current piece */
+    mc_box_t *stripes;
+    mc_host_run_t *nruns; /* the piece's needers by host */
+    int64_t *entry;       /* per host: the device that got the current stripe */
+    int64_t *served;      /* hosts the current stripe reached, in order */
+} ctx_t;
+
+static int candidates(const mc_piece_t *p, int64_t *out)
+{
+    int n = 0;
+    for (int j = 0; j < p->nneeders; j++)
+        if (mc_piece_holds(p, p->needers[j]))
+            out[n++] = p->needers[j];
+    for (int i = 0; i < p->nholders && n == 0; i++)
+        out[i] = p->holders[i];
+    return n ? n : p->nholders;
+}
+
+/* Result of a stripe at reducer r to the needers of a host run, entering at to. */
+static mc_status_t enter_host(ctx_t *c, const mc_piece_t *p, const mc_host_run_t *g, int64_t from,
+                              int64_t to, double bytes)
+{
+    mc_status_t s = MC_OK;
+    if (from != to) {
+        mc_loads_add(&c->loads, c->plan->topo, from, to, bytes);
+        s = mc_plan_add_edge(c->plan, from, to);
+    }
+    if (!s)
+        s = mc_fan_out_in_host(c->plan, &c->loads, p->needers + g->first, g->count, to, bytes);
+    return s;
+}
+
+static mc_status_t fan_out(ctx_t *c, const mc_piece_t *p, int64_t r, int64_t rotation, double bytes)
+{
+    const mc_topology_t *topo = c->plan->topo;
+    mc_status_t s = MC_OK;
+    if (!c->hierarchical) {
+        for (int j = 0; j < p->nneeders && !s; j++)
+            if (p->needers[j] != r) {
+                mc_loads_add(&c->loads, topo, r, p->needers[j], bytes);
+                s = mc_plan_add_edge(c->plan, r, p->needers[j]);
+            }
+        return s;
+    }
+    int nn = mc_group_by_host(topo, p->needers, p->nneeders, c->nruns);
+    int64_t hr = mc_topology_host_of(topo, r);
+    int nserved = 0;
+    const mc_host_run_t *own = mc_find_run(c->nruns, nn, hr);
+    if (own) {
+        const int64_t *devs = p->needers + own->first;
+        int64_t to =
+            mc_piece_needs(p, r) ? r : mc_least_loaded(devs, own->count, c->loads.dev_recv);
+        s = enter_host(c, p, own, r, to, bytes);
+    }
+    for (int j = 0; j < nn && !s; j++) {
+        const mc_host_run_t *g = &c->nruns[(j + rotation) % nn];
+        if (g->host == hr)
+            continue;
+        int64_t from = r;
+        double least = c->loads.host_send[hr];
+        for (int i = 0; i < nserved; i++)
+            if (c->loads.host_send[c->served[i]] < least) {
+                least = c->loads.host_send[c->served[i]];
+                from = c->entry[c->served[i]];
+            }
+        int64_t to = mc_least_loaded(p->needers + g->first, g->count, c->loads.dev_nic_recv);
+        c->entry[g->host] = to;
+        c->served[nserved++] = g->host;
+        s = enter_host(c, p, g, from, to, bytes);
+    }
+    return s;
+}
+
+static mc_status_t plan_piece(ctx_t *c, int64_t i)
+{
+    mc_plan_t *plan = c->plan;
+    const mc_piece_t *p = &plan->pieces->pieces[i];
+    int ndim = plan->pieces->ndim;
+    int nc = candidates(p, c->cand);
+    int k = mc_box_split(&p->box, ndim, nc, c->stripes);
+    mc_status_t s = MC_OK;
+    for (int st = 0; st < k && !s; st++) {
+        int64_t r = c->cand[(st + i) % nc], own = mc_piece_addend(p, r);
+        double bytes = (double)(mc_box_volume(&c->stripes[st], ndim) * plan->pieces->elem_size);
+        s = mc_plan_add_flow(plan, i, &c->stripes[st]);
+        for (int64_t a = 0; a < plan->pieces->naddends && !s; a++) {
+            if (a == own)
+                continue;
+            int64_t from = mc_addend_sender(plan->topo, p, a, r, &c->loads);
+            mc_loads_add(&c->loads, plan->topo, from, r, bytes);
+            s = mc_plan_add_gather(plan, from, r);
+        }
+        if (!s)
+            s = fan_out(c, p, r, st + i, bytes);
+    }
+    return s;
+}
+
+mc_status_t mc_strategy_reduce_scatter(mc_plan_t *plan, int hierarchical)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    ctx_t c = {.plan = plan, .hierarchical = hierarchical};
+    int64_t most = 1, nhost = mc_topology_hosts(plan->topo);
+    for (int64_t i = 0; i < ps->npieces; i++) {
+        if (ps->pieces[i].nholders > most)
+            most = ps->pieces[i].nholders;
+        if (ps->pieces[i].nneeders > most)
+            most = ps->pieces[i].nneeders;
+    }
+    mc_status_t s = mc_loads_create(plan->topo, &c.loads);
+    if (s)
+        return s;
+    c.cand = mc_calloc((size_t)most, sizeof *c.cand);
+    c.stripes = mc_calloc((size_t)most, sizeof *c.stripes);
+    c.nruns = mc_calloc((size_t)most, sizeof *c.nruns);
+    c.entry = mc_calloc((size_t)nhost, sizeof *c.entry);
+    c.served = mc_calloc((size_t)nhost, sizeof *c.served);
+    if (!c.cand || !c.stripes || !c.nruns || !c.entry || !c.served)
+        s = MC_ERR_NOMEM;
+    for (int64_t i = 0; i < ps->npieces && !s; i++)
+        if (ps->pieces[i].nneeders > 0)
+            s = plan_piece(&c, i);
+    free(c.cand);
+    free(c.stripes);
+    free(c.nruns);
+    free(c.entry);
+    free(c.served);
+    mc_loads_destroy(&c.loads);
+    return s;
+}
