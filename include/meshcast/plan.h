@@ -50,8 +50,9 @@ typedef struct {
 } mc_plan_params_t;
 
 /* Most chunks (sends after chunking) in a plan, beyond one per message: chunk sizes grow
- * to respect it, so planning time does not grow with the tensor's bytes. */
-#define MC_PLAN_MAX_CHUNKS ((int64_t)1 << 18)
+ * to respect it, so planning time (meshcast simulates its candidates chunk by chunk) does
+ * not grow with the tensor's bytes. */
+#define MC_PLAN_MAX_CHUNKS ((int64_t)1 << 15)
 /* Most deliveries (a piece to a device that needs it) a plan may have: planning time grows
  * faster than linearly with them, and 2^16 plans in about a second. */
 #define MC_PLAN_MAX_DELIVERIES ((int64_t)1 << 16)

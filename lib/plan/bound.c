@@ -8,6 +8,7 @@
  *   host bandwidth: max_h Σ_{d in h} R_d / (H + B_in(h))                 + min(α_intra, α_nic)
  *   host ports:     max_h Σ_{d in h} R_d / (n_h·B_intra + B_in(h)),
  *                   max_h Σ_{d in h} E_d / (e_h·B_intra + B_out(h))      + min(α_intra, α_nic)
+ *   own host:       max_d min(α_nic, max(R_d, L_d) / B_intra + α_intra)
  *   relays:         per holder-host set X, its pieces' copies to the m hosts outside X that
  *                   need them through B_out(X); per host h, the copies of pieces no device
  *                   of h holds to its k needers through B_in(h) (mc_bound_relay)
@@ -24,7 +25,10 @@
  * likewise counts the devices of h that alone hold needed bytes. Relays: a copy sent from a holder
  * host straight to a host that needs it arrives α_nic after it left; any other copy crossed two
  * NICs; inside a host without a holder, a device fed by a same-host device waits α_nic + α_intra.
- * mc_bound_relay turns that into time. */
+ * mc_bound_relay turns that into time. Own host: before α_nic no byte has crossed a NIC, so
+ * T >= min(α_nic, X/B_intra + α_intra) for X = R_d (all through d's in-port) and X = L_d, the
+ * bytes d alone holds in a host where devices need them (each leaves d's out-port once). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "maxflow.h"
@@ -240,6 +244,7 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     double *r_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *e_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *c_dev = mc_calloc((size_t)ndev, sizeof(double));
+    double *l_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *bout = mc_calloc((size_t)nhost, sizeof(double));
     int64_t *hosts = mc_calloc((size_t)total_holders + 1, sizeof(int64_t));
     int64_t *tmp = mc_calloc((size_t)ndev + 1, sizeof(int64_t));
@@ -252,8 +257,8 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     double *gsize = mc_calloc((size_t)pieces->npieces + 1, sizeof(double));
     int64_t *goff = mc_calloc((size_t)pieces->npieces + 2, sizeof(int64_t));
     int64_t *ghosts = mc_calloc((size_t)total_holders + 1, sizeof(int64_t));
-    if (!r_host || !r_dev || !e_dev || !c_dev || !bout || !hosts || !tmp || !count || !needs ||
-        !items || !groups || !gsize || !goff || !ghosts) {
+    if (!r_host || !r_dev || !e_dev || !c_dev || !l_dev || !bout || !hosts || !tmp || !count ||
+        !needs || !items || !groups || !gsize || !goff || !ghosts) {
         s = MC_ERR_NOMEM;
         goto out;
     }
@@ -280,6 +285,17 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
             c_dev[p->self[j]] += bytes;
         if (p->nholders == 1 && p->nneeders > 0)
             e_dev[p->holders[0]] += bytes;
+        /* a device alone holding the piece in a host where devices need it (hosts ascend in
+         * both lists) */
+        for (int j = 0, k = 0; j < p->nholders; j++) {
+            int64_t h = mc_topology_host_of(topo, p->holders[j]);
+            while (k < nn && tmp[k] < h)
+                k++;
+            if (k < nn && tmp[k] == h &&
+                (j == 0 || mc_topology_host_of(topo, p->holders[j - 1]) != h) &&
+                (j + 1 == p->nholders || mc_topology_host_of(topo, p->holders[j + 1]) != h))
+                l_dev[p->holders[j]] += bytes;
+        }
         if (needed_elsewhere) {
             groups[ngroups++] = (group_t){nhosts_used, nh, bytes, needed_elsewhere};
             nhosts_used += nh;
@@ -354,6 +370,10 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
             bound = t;
         if (c_dev[d] > 0 && (t = c_dev[d] / copy.bandwidth + copy.latency) > bound)
             bound = t;
+        /* before α_nic nothing has crossed a NIC: all comes from the own host */
+        double own = fmax(r_dev[d], l_dev[d]);
+        if (own > 0 && (t = fmin(nic.latency, own / intra.bandwidth + intra.latency)) > bound)
+            bound = t;
     }
     *seconds = bound;
 out:
@@ -361,6 +381,7 @@ out:
     free(r_dev);
     free(e_dev);
     free(c_dev);
+    free(l_dev);
     free(bout);
     free(hosts);
     free(tmp);

@@ -1,20 +1,29 @@
-/* meshcast: multi-source, load-balanced, chunk-pipelined chains (docs/planning.md).
+/* meshcast: multi-source, load-balanced, chunk-pipelined trees (docs/planning.md).
  *
  * Each piece is cut into stripes, one per holder device and at least one per needer of the
  * widest needing host (stripes stay >= 1 MiB), so every replica of the source sends and
- * every receiving device forwards a share. Each stripe is a tree that enters every host needing it
- * exactly once over the NIC, then fans out to that host's needers (a star or a chain,
- * by the ratio of device-link to NIC bandwidth). The sender of
- * each host crossing is chosen greedily, largest pieces first, as the candidate host with the
- * least NIC egress so far — a holder host, or a host that already got the stripe (a relay),
- * which is what lets host egress reach the max-closure term of the lower bound. Inside a
- * host the receiving device is the needer with the least NIC ingress; hosts that hold the
- * piece feed their own needers from their least-loaded holder. */
+ * every receiving device forwards a share. Each stripe is a tree that enters every host
+ * needing it exactly once over the NIC, then fans out to that host's needers. Both shapes
+ * come from the α–β model: the sender of each host crossing is the candidate host (a holder
+ * host, or a host that already got the stripe: a relay) whose copy would arrive first, its
+ * hop depth times (α_nic + chunk time) plus its NIC egress so far over the NIC rate; so a
+ * small stripe goes straight from the holders while their NICs are idle and then spreads as
+ * a tree through the hosts that have it (as many levels as latency allows), and a large one
+ * balances egress, which is what lets host egress reach the max-closure term of the lower
+ * bound. Inside a host the stripe fans out along the k-ary tree (k = 1: a chain, k = n − 1:
+ * a star) with the least modelled time: a port forwards k copies, each level adds
+ * α_intra + a chunk. The receiving device is the needer with the least NIC ingress; hosts
+ * that hold the piece feed their own needers from their least-loaded holder. */
+#include <math.h>
 #include <stdlib.h>
 #include "strategy_common.h"
 #include "util/util.h"
 
 #define MIN_STRIPE_BYTES (1 << 20)
+/* The chunk a hop's pipeline fill is modelled with: the least chunk size (plan.c). */
+#define FILL_CHUNK_BYTES (256 << 10)
+/* Pieces up to which lb_order's plan is among the candidates (it plans 128 in ~2 ms). */
+#define LB_ORDER_MAX_PIECES 128
 
 enum {
     POLICY_PER_HOLDER, /* one stripe per holder device */
@@ -34,21 +43,49 @@ typedef struct {
     mc_host_run_t *hruns, *nruns;
     mc_box_t *stripes;
     int64_t *entry;  /* per host: device that received the current stripe */
+    double *ready;   /* per host: modelled time the current stripe's first chunk is there */
     int64_t *served; /* hosts the current stripe reached, in order */
     int64_t *order;  /* needing host runs, rotated per stripe */
 } ctx_t;
 
+/* Levels below the root of a k-ary tree of n nodes. */
+static int tree_depth(int64_t k, int64_t n)
+{
+    int depth = 0;
+    for (int64_t level = 1, total = 1; total < n; depth++) {
+        level = level > n / k ? n : level * k;
+        total += level;
+    }
+    return depth;
+}
+
+/* Fan-out degree inside a host for a stripe of bytes to count devices: the k whose k-ary tree
+ * the α–β model finds fastest. The root receives at the NIC rate and each device port sends
+ * k copies (the slower of the two sets the pace); every level adds α_intra and a chunk. */
+static int64_t fan_degree(const mc_topology_t *topo, int count, double bytes)
+{
+    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
+    double nic = bytes / mc_topology_nic_in(topo), chunk = fmin(bytes, FILL_CHUNK_BYTES);
+    double hop = intra.latency + chunk / intra.bandwidth, best = INFINITY;
+    int64_t best_k = 1;
+    for (int64_t k = 1; k < count; k++) {
+        double t = fmax(nic, (double)k * bytes / intra.bandwidth) + tree_depth(k, count) * hop;
+        if (t < best * (1 - 1e-9)) {
+            best = t;
+            best_k = k;
+        }
+    }
+    return best_k;
+}
+
 /* Fan-out inside a host from `first` (already holding the stripe) to the run's other
- * needers: a tree of degree k, where k is how many NIC-rate streams one device port can
- * forward at once (B_intra / B_nic_in): a star where NVLink dwarfs the NIC (shallow pipeline),
- * a chain where they are comparable (every port carries the stripe once). */
+ * needers along a tree of degree fan_degree. */
 static mc_status_t fan_out_in_host(ctx_t *c, const int64_t *needers, int count, int64_t first,
                                    double bytes)
 {
     mc_status_t s = MC_OK;
     const mc_topology_t *topo = c->plan->topo;
-    double ratio = mc_topology_link(topo, MC_LINK_INTRA).bandwidth / mc_topology_nic_in(topo);
-    int64_t k = ratio < 1 ? 1 : ratio > count ? count : (int64_t)ratio;
+    int64_t k = fan_degree(topo, count, bytes);
     int start = 0;
     while (start < count && needers[start] != first)
         start++;
@@ -62,27 +99,32 @@ static mc_status_t fan_out_in_host(ctx_t *c, const int64_t *needers, int count, 
     return s;
 }
 
-/* Sender for the next host crossing of a stripe: among the holder hosts and the hosts the
- * stripe already reached (served[0..nserved), host ids), the one with the least NIC egress;
- * from a holder host its least-loaded holder, from a relay host the device that got it. */
+/* Sender for the next host crossing of a stripe: among the holder hosts (ready at 0) and
+ * the hosts the stripe already reached (served[0..nserved), host ids), the one whose copy
+ * the α–β model sees leave first: its ready time plus its NIC egress so far over the NIC
+ * rate. From a holder host its least-loaded holder, from a relay host the device that got
+ * it; *host gets the sending host. */
 static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, const int64_t *served,
-                           int nserved)
+                           int nserved, int64_t *host)
 {
+    double inv = 1 / mc_topology_nic_out(c->plan->topo), best_t = INFINITY;
     int64_t best = -1;
-    double best_load = 0;
     for (int i = 0; i < nh; i++) {
-        double l = c->loads.host_send[c->hruns[i].host];
-        if (best < 0 || l < best_load) {
+        double t = c->loads.host_send[c->hruns[i].host] * inv;
+        if (t < best_t) {
             best = c->hruns[i].host;
-            best_load = l;
+            best_t = t;
         }
     }
-    for (int i = 0; i < nserved; i++)
-        if (c->loads.host_send[served[i]] < best_load) {
+    for (int i = 0; i < nserved; i++) {
+        double t = c->ready[served[i]] + c->loads.host_send[served[i]] * inv;
+        if (t < best_t) {
             best = served[i];
-            best_load = c->loads.host_send[best];
+            best_t = t;
         }
+    }
     const mc_host_run_t *run = mc_find_run(c->hruns, nh, best);
+    *host = best;
     return run ? mc_least_loaded(p->holders + run->first, run->count, c->loads.dev_nic_send)
                : c->entry[best];
 }
@@ -111,6 +153,8 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
     k = mc_box_split(&p->box, ndim, k, c->stripes);
     for (int st = 0; st < k && !s; st++) {
         double bytes = (double)(mc_box_volume(&c->stripes[st], ndim) * plan->pieces->elem_size);
+        double hop = mc_topology_link(topo, MC_LINK_NIC).latency +
+                     fmin(bytes, FILL_CHUNK_BYTES) / mc_topology_nic_in(topo);
         s = mc_plan_add_flow(plan, i, &c->stripes[st]);
         /* hosts that hold the piece: chain from a local holder */
         for (int g = 0; g < nn && !s; g++) {
@@ -128,10 +172,11 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
         for (int j = 0; j < nneed && !s; j++) {
             const mc_host_run_t *g = &c->nruns[c->order[(j + st + rotation) % nneed]];
             const int64_t *needers = p->needers + g->first;
-            int64_t from = pick_sender(c, p, nh, c->served, j);
+            int64_t via, from = pick_sender(c, p, nh, c->served, j, &via);
             int64_t to = mc_least_loaded(needers, g->count, c->loads.dev_nic_recv);
             mc_loads_add(&c->loads, topo, from, to, bytes);
             c->entry[g->host] = to;
+            c->ready[g->host] = (mc_find_run(c->hruns, nh, via) ? 0 : c->ready[via]) + hop;
             c->served[j] = g->host;
             if (!(s = mc_plan_add_edge(plan, from, to)))
                 s = fan_out_in_host(c, needers, g->count, to, bytes);
@@ -155,7 +200,7 @@ static mc_status_t plan_direct(ctx_t *c, int64_t i)
         if (run)
             from = mc_least_loaded(p->holders + run->first, run->count, c->loads.dev_send);
         else
-            from = pick_sender(c, p, nh, NULL, 0);
+            from = pick_sender(c, p, nh, NULL, 0, &(int64_t){0});
         mc_loads_add(&c->loads, topo, from, n, (double)p->bytes);
         s = mc_plan_add_edge(plan, from, n);
     }
@@ -180,9 +225,10 @@ static mc_status_t build(mc_plan_t *plan, int policy)
     c.nruns = mc_calloc((size_t)most, sizeof *c.nruns);
     c.stripes = mc_calloc((size_t)most, sizeof *c.stripes);
     c.entry = mc_calloc((size_t)nhost, sizeof *c.entry);
+    c.ready = mc_calloc((size_t)nhost, sizeof *c.ready);
     c.served = mc_calloc((size_t)most, sizeof *c.served);
     c.order = mc_calloc((size_t)most, sizeof *c.order);
-    if (!c.hruns || !c.nruns || !c.stripes || !c.entry || !c.served || !c.order) {
+    if (!c.hruns || !c.nruns || !c.stripes || !c.entry || !c.ready || !c.served || !c.order) {
         s = MC_ERR_NOMEM;
         goto out;
     }
@@ -204,6 +250,7 @@ out:
     free(c.nruns);
     free(c.stripes);
     free(c.entry);
+    free(c.ready);
     free(c.served);
     free(c.order);
     mc_loads_destroy(&c.loads);
@@ -224,11 +271,62 @@ static int per_needer_differs(const mc_plan_t *plan)
     return 0;
 }
 
+/* Candidates are screened with at most this many chunks per flow (chunks grown): a
+ * simulation costs time per chunk, and with 16 a pipeline's fill is already small enough
+ * to rank plans. */
+#define SCREEN_CHUNKS 16
+/* Candidates screened within this factor of the best so far are simulated in full. */
+#define SCREEN_SLACK 1.05
+
+typedef struct {
+    double screened; /* best screened estimate so far */
+    double full;     /* the kept plan's full estimate */
+} best_t;
+
+/* The plan's estimate with at most SCREEN_CHUNKS chunks per flow. */
+static mc_status_t screen(mc_plan_t *plan, double *seconds)
+{
+    int64_t elem = plan->pieces->elem_size;
+    int64_t *saved = mc_calloc((size_t)plan->nflows + 1, sizeof *saved);
+    if (!saved)
+        return MC_ERR_NOMEM;
+    for (int64_t i = 0; i < plan->nflows; i++) {
+        mc_flow_t *f = &plan->flows[i];
+        int64_t least = (f->bytes / SCREEN_CHUNKS + elem - 1) / elem * elem;
+        saved[i] = f->chunk_bytes;
+        if (f->chunk_bytes < least)
+            f->chunk_bytes = least;
+    }
+    mc_status_t s = mc_plan_simulate(plan, seconds);
+    for (int64_t i = 0; i < plan->nflows; i++)
+        plan->flows[i].chunk_bytes = saved[i];
+    free(saved);
+    return s;
+}
+
+/* Screens a chunked candidate; if it comes near the best, simulates it in full. Sets *keep
+ * when it beats the kept plan. */
+static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
+{
+    double screened = 0, full = 0;
+    mc_status_t s = screen(cand, &screened);
+    *keep = 0;
+    if (s || screened > SCREEN_SLACK * best->screened)
+        return s;
+    if (screened < best->screened)
+        best->screened = screened;
+    if (!(s = mc_plan_simulate(cand, &full)) && full < best->full) {
+        best->full = full;
+        *keep = 1;
+    }
+    return s;
+}
+
 /* Builds alt with a policy, and moves it into plan if the simulator finds it faster. */
-static mc_status_t try_policy(mc_plan_t *plan, int policy, double *best)
+static mc_status_t try_policy(mc_plan_t *plan, int policy, best_t *best)
 {
     mc_plan_t alt = *plan;
-    double t = 0;
+    int keep = 0;
     alt.flows = NULL;
     alt.edges = NULL;
     alt.nflows = alt.flows_cap = alt.nedges = alt.edges_cap = 0;
@@ -253,8 +351,8 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, double *best)
         break;
     }
     if (!s && !(s = mc_plan_set_chunks(&alt)))
-        s = mc_plan_simulate(&alt, &t);
-    if (!s && t < *best) {
+        s = judge(&alt, best, &keep);
+    if (!s && keep) {
         mc_flow_t *f = plan->flows;
         mc_edge_t *e = plan->edges;
         plan->flows = alt.flows;
@@ -265,7 +363,6 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, double *best)
         plan->edges_cap = alt.edges_cap;
         alt.flows = f;
         alt.edges = e;
-        *best = t;
     }
     free(alt.flows);
     free(alt.edges);
@@ -273,22 +370,27 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, double *best)
 }
 
 /* Plans with the stripe policy first, then tries the others and keeps whichever the
- * simulator finds fastest: more stripes spread forwarding over more devices, fewer keep
- * pipelines short. While the plan is still measurably (0.1%) above the lower bound — in
- * practice when latency rather than bandwidth dominates (small pieces) — direct sends and
- * then the other strategies' plans are tried too, so meshcast is never worse than them in
+ * simulator finds fastest (each screened with at most 16 chunks per flow first, and
+ * simulated in full only when it comes within 5% of the best): more stripes spread forwarding over
+ * more devices, fewer keep pipelines short. While the plan is still measurably (0.1%) above the
+ * lower bound — in practice when latency rather than bandwidth dominates (small pieces) — direct
+ * sends and then the other strategies' plans are tried too, so meshcast is never worse than them in
  * the cost model. The winner's estimate is kept in plan->stats. */
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
 {
-    double best = 0;
+    best_t best = {INFINITY, INFINITY};
+    int keep;
     mc_status_t s = build(plan, POLICY_PER_HOLDER);
     if (!s && !(s = mc_plan_set_chunks(plan)))
-        s = mc_plan_simulate(plan, &best);
+        s = judge(plan, &best, &keep);
     if (!s && per_needer_differs(plan))
         s = try_policy(plan, POLICY_PER_NEEDER, &best);
-    for (int policy = POLICY_DIRECT; policy <= POLICY_BROADCAST_LB_ORDER && !s; policy++)
-        if (best > 1.001 * plan->stats.lower_bound_s)
+    /* lb_order's shuffled rounds grow quadratically with the pieces: only few are tried */
+    int last = plan->pieces->npieces <= LB_ORDER_MAX_PIECES ? POLICY_BROADCAST_LB_ORDER
+                                                            : POLICY_BROADCAST_LB_SIZE;
+    for (int policy = POLICY_DIRECT; policy <= last && !s; policy++)
+        if (best.full > 1.001 * plan->stats.lower_bound_s)
             s = try_policy(plan, policy, &best);
-    plan->stats.estimate_s = best;
+    plan->stats.estimate_s = best.full;
     return s;
 }

@@ -219,7 +219,8 @@ static void test_bound_vs_bruteforce(void **state)
             assert_int_equal(mc_layout_tile(c.dst, d, &dt[d]), MC_OK);
         }
         double r_host[MAXH] = {0}, r_dev[2 * RC_MAX_MESH + 64] = {0},
-               e_dev[2 * RC_MAX_MESH + 64] = {0}, c_dev[2 * RC_MAX_MESH + 64] = {0};
+               e_dev[2 * RC_MAX_MESH + 64] = {0}, c_dev[2 * RC_MAX_MESH + 64] = {0},
+               l_dev[2 * RC_MAX_MESH + 64] = {0};
         double elem = (double)mc_dtype_size(c.dtype);
         memset(emask, 0, ((size_t)1 << H) * sizeof *emask);
         memset(copies_of, 0, ((size_t)1 << H) * (MAXH + 1) * sizeof *copies_of);
@@ -232,8 +233,8 @@ static void test_bound_vs_bruteforce(void **state)
                 f /= c.shape[d];
             }
             uint32_t hold = 0, need = 0;
-            int nholders = 0, nneeders = 0, k[MAXH] = {0};
-            int64_t only = -1;
+            int nholders = 0, nneeders = 0, k[MAXH] = {0}, held_in[MAXH] = {0};
+            int64_t only = -1, only_in[MAXH];
             for (int64_t d = 0; d < ndev; d++) {
                 int h = (int)mc_topology_host_of(c.topo, d);
                 int holds = in_s[d] && rc_in_box(c.ndim, &st[d], x);
@@ -242,6 +243,8 @@ static void test_bound_vs_bruteforce(void **state)
                     hold |= 1u << h;
                     nholders++;
                     only = d;
+                    held_in[h]++;
+                    only_in[h] = d;
                 }
                 if (holds && wants)
                     c_dev[d] += elem;
@@ -252,9 +255,12 @@ static void test_bound_vs_bruteforce(void **state)
                     r_dev[d] += elem;
                 }
             }
-            for (int h = 0; h < H; h++)
+            for (int h = 0; h < H; h++) {
                 if ((need & ~hold) >> h & 1)
                     r_host[h] += elem;
+                if (held_in[h] == 1 && (need >> h & 1))
+                    l_dev[only_in[h]] += elem;
+            }
             if (need & ~hold) {
                 emask[hold]++;
                 copies_of[(size_t)hold * (MAXH + 1) + __builtin_popcount(need & ~hold)] += elem;
@@ -338,6 +344,10 @@ static void test_bound_vs_bruteforce(void **state)
                 bound = fmax(bound, e_dev[d] / (intra.bandwidth + b_out) + min_lat);
             if (c_dev[d] > 0)
                 bound = fmax(bound, c_dev[d] / copy.bandwidth + copy.latency);
+            /* before the NIC latency only the own host's devices can have sent */
+            double own = fmax(r_dev[d], l_dev[d]);
+            if (own > 0)
+                bound = fmax(bound, fmin(nic.latency, own / intra.bandwidth + intra.latency));
         }
         double lib = -1;
         if (mc_lower_bound(c.src, c.dst, c.topo, &lib) != MC_OK)
