@@ -75,7 +75,7 @@ typedef struct {
     int64_t local_bytes;        /* bytes copied within one device (src and dst buffer) */
     int64_t peak_staging_bytes; /* most temporary bytes any one device needs */
     double estimate_s;          /* event-driven α–β simulation of the plan */
-    double lower_bound_s;       /* fluid lower bound for any plan (docs/planning.md) */
+    double lower_bound_s;       /* lower bound for any plan (docs/planning.md) */
     double plan_ms;             /* wall time spent planning */
     int valid;                  /* 1 when the plan validator accepted the plan */
 } mc_plan_stats_t;

@@ -20,6 +20,9 @@
 #include "util/util.h"
 
 #define MIN_STRIPE_BYTES (1 << 20)
+/* The fine policy's least stripe: small tensors that many devices need get more stripes,
+ * so more devices share the forwarding (more messages, each paying α). */
+#define FINE_STRIPE_BYTES (256 << 10)
 /* The chunk a hop's pipeline fill is modelled with: the least chunk size (plan.c). */
 #define FILL_CHUNK_BYTES (256 << 10)
 /* Pieces up to which lb_order's plan is among the candidates (it plans 128 in ~2 ms). */
@@ -28,6 +31,7 @@
 enum {
     POLICY_PER_HOLDER, /* one stripe per holder device */
     POLICY_PER_NEEDER, /* and at least one per needer of the widest needing host */
+    POLICY_FINE,       /* the same with stripes >= FINE_STRIPE_BYTES */
     POLICY_DIRECT,     /* no stripes, no relays: each needer straight from a holder */
     /* the other strategies' plans, as candidates */
     POLICY_SEND_RECV,
@@ -129,7 +133,8 @@ static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, const int64_t 
                : c->entry[best];
 }
 
-static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_needer)
+static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_needer,
+                              int64_t min_stripe)
 {
     mc_plan_t *plan = c->plan;
     const mc_piece_t *p = &plan->pieces->pieces[i];
@@ -144,8 +149,8 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
             c->order[nneed++] = g;
     /* stripes: one per holder (all replicas send) and, with per_needer, at least one per
      * needer of the widest needing host (each receiving device forwards a share); each
-     * stripe >= MIN_STRIPE_BYTES */
-    int64_t want = p->bytes / MIN_STRIPE_BYTES, k64 = p->nholders;
+     * stripe >= min_stripe */
+    int64_t want = p->bytes / min_stripe, k64 = p->nholders;
     for (int j = 0; per_needer && j < nneed; j++)
         if (c->nruns[c->order[j]].count > k64)
             k64 = c->nruns[c->order[j]].count;
@@ -241,7 +246,8 @@ static mc_status_t build(mc_plan_t *plan, int policy)
         if (ps->pieces[by_size[k]].nneeders > 0)
             s = policy == POLICY_DIRECT
                     ? plan_direct(&c, by_size[k])
-                    : plan_piece(&c, by_size[k], k, policy == POLICY_PER_NEEDER);
+                    : plan_piece(&c, by_size[k], k, policy != POLICY_PER_HOLDER,
+                                 policy == POLICY_FINE ? FINE_STRIPE_BYTES : MIN_STRIPE_BYTES);
     if (!s)
         s = mc_plan_order_rounds(plan);
 out:
@@ -283,8 +289,9 @@ typedef struct {
     double full;     /* the kept plan's full estimate */
 } best_t;
 
-/* The plan's estimate with at most SCREEN_CHUNKS chunks per flow. */
-static mc_status_t screen(mc_plan_t *plan, double *seconds)
+/* The plan's estimate with at most SCREEN_CHUNKS chunks per flow; *exact when no flow had
+ * more (the estimate is then the plan's own). */
+static mc_status_t screen(mc_plan_t *plan, double *seconds, int *exact)
 {
     int64_t elem = plan->pieces->elem_size;
     int64_t *saved = mc_calloc((size_t)plan->nflows + 1, sizeof *saved);
@@ -297,6 +304,9 @@ static mc_status_t screen(mc_plan_t *plan, double *seconds)
         if (f->chunk_bytes < least)
             f->chunk_bytes = least;
     }
+    *exact = 1;
+    for (int64_t i = 0; i < plan->nflows && *exact; i++)
+        *exact = plan->flows[i].chunk_bytes == saved[i];
     mc_status_t s = mc_plan_simulate(plan, seconds);
     for (int64_t i = 0; i < plan->nflows; i++)
         plan->flows[i].chunk_bytes = saved[i];
@@ -309,17 +319,35 @@ static mc_status_t screen(mc_plan_t *plan, double *seconds)
 static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
 {
     double screened = 0, full = 0;
-    mc_status_t s = screen(cand, &screened);
+    int exact = 0;
+    mc_status_t s = screen(cand, &screened, &exact);
     *keep = 0;
     if (s || screened > SCREEN_SLACK * best->screened)
         return s;
     if (screened < best->screened)
         best->screened = screened;
-    if (!(s = mc_plan_simulate(cand, &full)) && full < best->full) {
+    if (exact)
+        full = screened;
+    else
+        s = mc_plan_simulate(cand, &full);
+    if (!s && full < best->full) {
         best->full = full;
         *keep = 1;
     }
     return s;
+}
+
+/* Whether fine stripes would cut some piece into more stripes than the others policies. */
+static int fine_differs(const mc_plan_t *plan)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    for (int64_t i = 0; i < ps->npieces; i++) {
+        const mc_piece_t *p = &ps->pieces[i];
+        if (p->bytes >= 2 * (int64_t)FINE_STRIPE_BYTES &&
+            p->bytes / MIN_STRIPE_BYTES < (p->nneeders > p->nholders ? p->nneeders : p->nholders))
+            return 1;
+    }
+    return 0;
 }
 
 /* Builds alt with a policy, and moves it into plan if the simulator finds it faster. */
@@ -388,8 +416,9 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     /* lb_order's shuffled rounds grow quadratically with the pieces: only few are tried */
     int last = plan->pieces->npieces <= LB_ORDER_MAX_PIECES ? POLICY_BROADCAST_LB_ORDER
                                                             : POLICY_BROADCAST_LB_SIZE;
-    for (int policy = POLICY_DIRECT; policy <= last && !s; policy++)
-        if (best.full > 1.001 * plan->stats.lower_bound_s)
+    for (int policy = POLICY_FINE; policy <= last && !s; policy++)
+        if (best.full > 1.001 * plan->stats.lower_bound_s &&
+            (policy != POLICY_FINE || fine_differs(plan)))
             s = try_policy(plan, policy, &best);
     plan->stats.estimate_s = best.full;
     return s;
