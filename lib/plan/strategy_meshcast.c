@@ -278,11 +278,11 @@ static int per_needer_differs(const mc_plan_t *plan)
 }
 
 /* Candidates are screened with at most this many chunks per flow (chunks grown): a
- * simulation costs time per chunk, and with 16 a pipeline's fill is already small enough
- * to rank plans. */
-#define SCREEN_CHUNKS 16
+ * simulation costs time per chunk, and with 64 a pipeline's fill is small enough to rank
+ * plans (with 16, chains of 1 GiB flows lost to plans 2% faster). */
+#define SCREEN_CHUNKS 64
 /* Candidates screened within this factor of the best so far are simulated in full. */
-#define SCREEN_SLACK 1.05
+#define SCREEN_SLACK 1.10
 
 typedef struct {
     double screened; /* best screened estimate so far */
@@ -398,8 +398,8 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, best_t *best)
 }
 
 /* Plans with the stripe policy first, then tries the others and keeps whichever the
- * simulator finds fastest (each screened with at most 16 chunks per flow first, and
- * simulated in full only when it comes within 5% of the best): more stripes spread forwarding over
+ * simulator finds fastest (each screened with at most 64 chunks per flow first, and
+ * simulated in full only when it comes within 10% of the best): more stripes spread forwarding over
  * more devices, fewer keep pipelines short. While the plan is still measurably (0.1%) above the
  * lower bound — in practice when latency rather than bandwidth dominates (small pieces) — direct
  * sends and then the other strategies' plans are tried too, so meshcast is never worse than them in
