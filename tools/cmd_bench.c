@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include "bench_gen.h"
+#include "bench_summary.h"
 #include "cli.h"
 #include "exec_run.h"
 #include "plan_table.h"
@@ -18,13 +20,28 @@ static char suite_where[1100]; /* "FILE:LINE" of the suite line being read */
 
 static void usage(FILE *f)
 {
-    fputs("usage: meshcast bench --suite NAME|FILE [--strategy NAME|all]\n"
+    fputs("usage: meshcast bench --suite NAME|FILE | --generate N [--seed S]\n"
+          "                      [--strategy NAME|all]\n"
           "                      [--transport sim|local|ucx] [--iters N] [--warmup N]\n"
           "                      [--max-bytes B] [--topology NAME|FILE] [--hosts N] [--json FILE]\n"
           "suites are found as FILE, or NAME.cases in " MESHCAST_SUITE_DIRS "\n"
+          "--generate: N seeded random cases at cluster scale instead of a suite (seed 1)\n"
           "sim prints the cost model's estimates; local and ucx execute every case on real\n"
           "bytes and verify them (ucx: under mpirun or the MESHCAST_RANK environment).\n",
           f);
+}
+
+/* A count or seed option value: digits only, at most max. */
+static int parse_count(const char *flag, const char *text, uint64_t max, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 10);
+    if (!*text || *end || *text == '-' || *text == '+' || errno || v > max)
+        return cli_usage_error("bench: bad %s '%s' (0 to %llu)", flag, text,
+                               (unsigned long long)max);
+    *out = v;
+    return 0;
 }
 
 static FILE *open_suite(const char *name, char *path, size_t len)
@@ -103,7 +120,8 @@ static int next_case(FILE *f, const char *path, int *lineno, char **line, size_t
 
 int cmd_bench(int argc, char **argv)
 {
-    const char *suite = NULL, *json_path = NULL, *transport = "sim";
+    const char *suite = NULL, *json_path = NULL, *transport = "sim", *generate = NULL;
+    const char *seed_text = "1";
     cli_case_t over = {0};
     exec_opts_t opts = {.iters = 5, .warmup = 1, .verify = 1};
     for (int i = 1; i < argc; i++) {
@@ -114,10 +132,15 @@ int cmd_bench(int argc, char **argv)
             continue;
         if (i + 1 == argc && (!strcmp(argv[i], "--transport") || !strcmp(argv[i], "--iters") ||
                               !strcmp(argv[i], "--warmup") || !strcmp(argv[i], "--suite") ||
-                              !strcmp(argv[i], "--json")))
+                              !strcmp(argv[i], "--json") || !strcmp(argv[i], "--generate") ||
+                              !strcmp(argv[i], "--seed")))
             return cli_usage_error("%s needs a value", argv[i]);
         if (!strcmp(argv[i], "--suite") && i + 1 < argc)
             suite = argv[++i];
+        else if (!strcmp(argv[i], "--generate") && i + 1 < argc)
+            generate = argv[++i];
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
+            seed_text = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc)
             json_path = argv[++i];
         else if (!strcmp(argv[i], "--transport") && i + 1 < argc)
@@ -137,16 +160,27 @@ int cmd_bench(int argc, char **argv)
             return cli_usage_error("bench: unknown option '%s' (see meshcast bench --help)",
                                    argv[i]);
     }
-    if (!suite)
-        return cli_usage_error("bench: missing --suite");
+    if (!suite == !generate)
+        return cli_usage_error(suite ? "bench: --suite and --generate exclude each other"
+                                     : "bench: missing --suite (or --generate)");
+    uint64_t ncases = 0, seed = 0;
+    if (generate && (parse_count("--generate", generate, BENCH_GEN_MAX, &ncases) ||
+                     parse_count("--seed", seed_text, UINT64_MAX, &seed)))
+        return 2;
+    if (generate && ncases == 0)
+        return cli_usage_error("bench: bad --generate '%s' (at least 1 case)", generate);
     if (strcmp(transport, "sim") && strcmp(transport, "local") && strcmp(transport, "ucx"))
         return cli_usage_error("bench: unknown transport '%s' (sim, local, ucx)", transport);
     int real = strcmp(transport, "sim") != 0, rank = 0, rc = 0;
     mc_comm_t *comm = NULL;
     char path[1024], *line = NULL;
     size_t cap = 0;
-    FILE *f = open_suite(suite, path, sizeof path);
-    if (!f)
+    FILE *f = NULL;
+    if (generate) {
+        snprintf(path, sizeof path, "generated (seed %llu)", (unsigned long long)seed);
+        if (!(f = bench_generate((int64_t)ncases, seed, &rc)))
+            return rc;
+    } else if (!(f = open_suite(suite, path, sizeof path)))
         return cli_usage_error("bench: unknown suite '%s' (no file, no %s.cases in %s)", suite,
                                suite, MESHCAST_SUITE_DIRS);
     /* every case is checked before anything is printed */
@@ -179,6 +213,7 @@ int cmd_bench(int argc, char **argv)
         return rc;
     }
     int table = json != stdout; /* --json -: the JSON alone on stdout */
+    bench_summary_t summary = {0};
     if (json)
         fputs("{\"results\": [", json);
     if (!table) {
@@ -200,6 +235,9 @@ int cmd_bench(int argc, char **argv)
         if (rc)
             break;
         rc = plan_table_run(&c, &b, rows, &nrows);
+        if (!rc && !real &&
+            bench_summary_add(&summary, mc_topology_name(b.topo), name, rows, nrows))
+            rc = cli_fail(MC_ERR_NOMEM, "bench summary");
         for (int i = 0; !real && i < nrows; i++) {
             const mc_plan_stats_t *st = &rows[i].stats;
             if (!rows[i].plan) {
@@ -252,6 +290,9 @@ int cmd_bench(int argc, char **argv)
     }
     rc = rc < 0 ? 0 : rc;
     cli_set_context(NULL);
+    if (!rc && table)
+        bench_summary_print(&summary, stdout);
+    bench_summary_free(&summary);
     free(line);
     fclose(f);
     if (json) {

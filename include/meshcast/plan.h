@@ -50,8 +50,9 @@ typedef struct {
 } mc_plan_params_t;
 
 /* Most chunks (sends after chunking) in a plan, beyond one per message: chunk sizes grow
- * to respect it, so planning time does not grow with the tensor's bytes. */
-#define MC_PLAN_MAX_CHUNKS ((int64_t)1 << 18)
+ * to respect it, so planning time (meshcast simulates its candidates chunk by chunk) does
+ * not grow with the tensor's bytes. */
+#define MC_PLAN_MAX_CHUNKS ((int64_t)1 << 15)
 /* Most deliveries (a piece to a device that needs it) a plan may have: planning time grows
  * faster than linearly with them, and 2^16 plans in about a second. */
 #define MC_PLAN_MAX_DELIVERIES ((int64_t)1 << 16)
@@ -74,7 +75,7 @@ typedef struct {
     int64_t local_bytes;        /* bytes copied within one device (src and dst buffer) */
     int64_t peak_staging_bytes; /* most temporary bytes any one device needs */
     double estimate_s;          /* event-driven α–β simulation of the plan */
-    double lower_bound_s;       /* fluid lower bound for any plan (docs/planning.md) */
+    double lower_bound_s;       /* lower bound for any plan (docs/planning.md) */
     double plan_ms;             /* wall time spent planning */
     int valid;                  /* 1 when the plan validator accepted the plan */
 } mc_plan_stats_t;

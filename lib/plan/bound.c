@@ -6,20 +6,35 @@
  *                   max_d E_d / (B_intra + B_out(h(d)))                  + min(α_intra, α_nic)
  *   local copies:   max_d C_d / B_copy                                   + α_copy
  *   host bandwidth: max_h Σ_{d in h} R_d / (H + B_in(h))                 + min(α_intra, α_nic)
+ *   host ports:     max_h Σ_{d in h} R_d / (n_h·B_intra + B_in(h)),
+ *                   max_h Σ_{d in h} E_d / (e_h·B_intra + B_out(h))      + min(α_intra, α_nic)
+ *   own host:       max_d min(α_nic, max(R_d, L_d) / B_intra + α_intra)
+ *   relays:         per holder-host set X, its pieces' copies to the m hosts outside X that
+ *                   need them through B_out(X); per host h, the copies of pieces no device
+ *                   of h holds to its k needers through B_in(h) (mc_bound_relay)
  *   reductions:     Σ_p S_p·M_nic(p) / (hosts · min(B_in, B_out))        + α_nic
  *                   Σ_p S_p·M_dev(p) / (devices · B_intra + hosts · B_out) + min(α_intra, α_nic)
  * R_h: bytes host h needs that no device of h holds; E(X): bytes of such pieces whose holders
  * all lie in X (each must leave X at least once: some host outside its holders needs it);
  * R_d / E_d: bytes device d needs / only d holds and someone needs; C_d: bytes d copies
- * locally. A device receives from other hosts through its host's NIC and from its own host
- * through its port, matching the simulator's ports; the last byte through a port still
- * travels one link latency, so these terms bound the simulator's estimate too. With a host
- * bandwidth H, every byte a device of h needs arrives over an intra-host edge (H bytes/s for
- * the whole host) or over h's NIC (B_in(h)), whatever the plan: hence the host term. For a
- * partial source, a host holds a piece only when it holds every addend index, a device
+ * locally. B_in(h) is at most the other hosts' NICs out together (min(B_in, (H−1)·B_out)),
+ * B_out(h) likewise. A device receives from other hosts through its host's NIC and from its own
+ * host through its port, matching the simulator's ports; the last byte through a port still travels
+ * one link latency, so these terms bound the simulator's estimate too. With a host bandwidth H,
+ * every byte a device of h needs arrives over an intra-host edge (H bytes/s for the whole host) or
+ * over h's NIC (B_in(h)), whatever the plan: hence that term. Without H the same holds with
+ * n_h·B_intra, n_h the devices of h that need bytes (each receives through its own port); e_h
+ * likewise counts the devices of h that alone hold needed bytes. Relays: a copy sent from a holder
+ * host straight to a host that needs it arrives α_nic after it left; any other copy crossed two
+ * NICs; inside a host without a holder, a device fed by a same-host device waits α_nic + α_intra.
+ * mc_bound_relay turns that into time. Own host: before α_nic no byte has crossed a NIC, so
+ * T >= min(α_nic, X/B_intra + α_intra) for X = R_d (all through d's in-port) and X = L_d, the
+ * bytes d alone holds in a host where devices need them (each leaves d's out-port once).
+ * For a partial source, a host holds a piece only when it holds every addend index, a device
  * holding the only copy of an addend must send it, and M_nic / M_dev count the fewest NIC
  * crossings / messages per element any reduction needs (mc_reduce_min_messages, with hosts
  * / devices as the nodes): the 2(n-1)/n·S/B of an all-reduce. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "maxflow.h"
@@ -122,6 +137,7 @@ static int64_t host_set(const mc_topology_t *topo, const int64_t *devs, int n, i
 typedef struct {
     int64_t off, len;
     double size;
+    int64_t copies; /* hosts that need the piece and hold none of it */
 } group_t;
 
 /* Orders groups by their host lists (ctx: the host array they index). */
@@ -134,6 +150,58 @@ static int cmp_group(const void *a, const void *b, void *ctx)
         if (group_hosts[x->off + i] != group_hosts[y->off + i])
             return group_hosts[x->off + i] < group_hosts[y->off + i] ? -1 : 1;
     return (x->len > y->len) - (x->len < y->len);
+}
+
+/* A needing host's copies of one piece no device of it holds: k of its devices need it. */
+typedef struct {
+    int64_t host, copies;
+    double bytes;
+} need_t;
+
+static int cmp_need(const void *a, const void *b)
+{
+    const need_t *x = a, *y = b;
+    return (x->host > y->host) - (x->host < y->host);
+}
+
+/* Distinct hosts of an ascending device list with how many of the devices each has. */
+static int64_t host_counts(const mc_topology_t *topo, const int64_t *devs, int n, int64_t *hosts,
+                           int64_t *counts)
+{
+    int64_t k = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t h = mc_topology_host_of(topo, devs[i]);
+        if (k == 0 || hosts[k - 1] != h) {
+            hosts[k] = h;
+            counts[k++] = 0;
+        }
+        counts[k - 1]++;
+    }
+    return k;
+}
+
+/* The relay terms (mc_bound_relay): per run of groups with one holder-host set, its pieces'
+ * copies through the set's NICs out; per host, the copies of pieces it holds nothing of
+ * through its NIC in, to its needing devices. items has room for max(ngroups, nneeds). */
+static double relay_terms(const group_t *groups, int64_t ngroups, const int64_t *hosts,
+                          need_t *needs, int64_t nneeds, mc_relay_item_t *items, double b_in,
+                          double b_out, double a_nic, double a_intra)
+{
+    double best = 0, t;
+    for (int64_t i = 0, j; i < ngroups; i = j) {
+        for (j = i; j < ngroups && cmp_group(&groups[j], &groups[i], (void *)hosts) == 0; j++)
+            items[j - i] = (mc_relay_item_t){groups[j].size, groups[j].copies};
+        t = mc_bound_relay(items, j - i, b_out * (double)groups[i].len, a_nic, a_nic);
+        best = t > best ? t : best;
+    }
+    qsort(needs, (size_t)nneeds, sizeof *needs, cmp_need);
+    for (int64_t i = 0, j; i < nneeds; i = j) {
+        for (j = i; j < nneeds && needs[j].host == needs[i].host; j++)
+            items[j - i] = (mc_relay_item_t){needs[j].bytes, needs[j].copies};
+        t = mc_bound_relay(items, j - i, b_in, a_nic, a_intra);
+        best = t > best ? t : best;
+    }
+    return best;
 }
 
 static int cmp_desc(const void *a, const void *b)
@@ -218,18 +286,32 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     mc_link_t nic = mc_topology_link(topo, MC_LINK_NIC);
     mc_link_t copy = mc_topology_link(topo, MC_LINK_COPY);
     double b_in = mc_topology_nic_in(topo), b_out = mc_topology_nic_out(topo);
+    /* what enters one host's NIC left the other hosts' NICs, and the reverse */
+    if (topo->hosts > 1) {
+        double in = b_in, others = (double)(topo->hosts - 1);
+        b_in = b_in < others * b_out ? b_in : others * b_out;
+        b_out = b_out < others * in ? b_out : others * in;
+    }
     double host_bw = mc_topology_host_bandwidth(topo);
     mc_status_t s = MC_OK;
-    int64_t total_holders = 0;
-    for (int64_t i = 0; i < pieces->npieces; i++)
+    int64_t total_holders = 0, total_needers = 0;
+    for (int64_t i = 0; i < pieces->npieces; i++) {
         total_holders += pieces->pieces[i].nholders;
+        total_needers += pieces->pieces[i].nneeders;
+    }
     double *r_host = mc_calloc((size_t)nhost, sizeof(double));
     double *r_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *e_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *c_dev = mc_calloc((size_t)ndev, sizeof(double));
+    double *l_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *bout = mc_calloc((size_t)nhost, sizeof(double));
     int64_t *hosts = mc_calloc((size_t)total_holders + 1, sizeof(int64_t));
     int64_t *tmp = mc_calloc((size_t)ndev + 1, sizeof(int64_t));
+    int64_t *count = mc_calloc((size_t)ndev + 1, sizeof(int64_t));
+    need_t *needs = mc_calloc((size_t)total_needers + 1, sizeof(need_t));
+    mc_relay_item_t *items =
+        mc_calloc((size_t)(total_needers > pieces->npieces ? total_needers : pieces->npieces) + 1,
+                  sizeof(mc_relay_item_t));
     group_t *groups = mc_calloc((size_t)pieces->npieces + 1, sizeof(group_t));
     double *gsize = mc_calloc((size_t)pieces->npieces + 1, sizeof(double));
     int64_t *goff = mc_calloc((size_t)pieces->npieces + 2, sizeof(int64_t));
@@ -240,18 +322,19 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         red.copies = mc_calloc((size_t)pieces->naddends, sizeof *red.copies);
         red.known = mc_calloc((size_t)nhost, sizeof *red.known);
     }
-    if (!r_host || !r_dev || !e_dev || !c_dev || !bout || !hosts || !tmp || !groups || !gsize ||
-        !goff || !ghosts || (pieces->naddends > 1 && (!red.stamp || !red.copies || !red.known))) {
+    if (!r_host || !r_dev || !e_dev || !c_dev || !l_dev || !bout || !hosts || !tmp || !count ||
+        !needs || !items || !groups || !gsize || !goff || !ghosts ||
+        (pieces->naddends > 1 && (!red.stamp || !red.copies || !red.known))) {
         s = MC_ERR_NOMEM;
         goto out;
     }
-    int64_t ngroups = 0, nhosts_used = 0;
+    int64_t ngroups = 0, nhosts_used = 0, nneeds = 0;
     for (int64_t i = 0; i < pieces->npieces; i++) {
         const mc_piece_t *p = &pieces->pieces[i];
         double bytes = (double)p->bytes;
         int64_t nh = host_set(topo, p->holders, p->nholders, hosts + nhosts_used);
-        int64_t nn = host_set(topo, p->needers, p->nneeders, tmp);
-        int needed_elsewhere = 0;
+        int64_t nn = host_counts(topo, p->needers, p->nneeders, tmp, count);
+        int64_t needed_elsewhere = 0;
         if (pieces->naddends > 1)
             reduction_terms(pieces, p, topo, &red, tmp, nn, e_dev);
         for (int64_t j = 0; j < nn; j++) {
@@ -263,7 +346,8 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
                 held = red.known[tmp[j]] >= pieces->naddends;
             if (!held) {
                 r_host[tmp[j]] += bytes;
-                needed_elsewhere = 1;
+                needs[nneeds++] = (need_t){tmp[j], count[j], bytes};
+                needed_elsewhere++;
             }
         }
         for (int j = 0; j < p->nneeders; j++)
@@ -272,8 +356,19 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
             c_dev[p->self[j]] += bytes;
         if (p->nholders == 1 && p->nneeders > 0)
             e_dev[p->holders[0]] += bytes;
+        /* a device alone holding the piece in a host where devices need it (hosts ascend in
+         * both lists) */
+        for (int j = 0, k = 0; j < p->nholders; j++) {
+            int64_t h = mc_topology_host_of(topo, p->holders[j]);
+            while (k < nn && tmp[k] < h)
+                k++;
+            if (k < nn && tmp[k] == h &&
+                (j == 0 || mc_topology_host_of(topo, p->holders[j - 1]) != h) &&
+                (j + 1 == p->nholders || mc_topology_host_of(topo, p->holders[j + 1]) != h))
+                l_dev[p->holders[j]] += bytes;
+        }
         if (needed_elsewhere) {
-            groups[ngroups++] = (group_t){nhosts_used, nh, bytes};
+            groups[ngroups++] = (group_t){nhosts_used, nh, bytes, needed_elsewhere};
             nhosts_used += nh;
         }
     }
@@ -306,6 +401,12 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         goto out;
     if (closure > 0 && closure + nic.latency > bound)
         bound = closure + nic.latency;
+    /* the relay, host-port and own-host terms count copies of whole pieces; a partial
+     * source's pieces are made, not copied, and its reduction terms stand in for them */
+    int copies = pieces->naddends <= 1;
+    if (copies && (t = relay_terms(groups, ngroups, hosts, needs, nneeds, items, b_in, b_out,
+                                   nic.latency, intra.latency)) > bound)
+        bound = t;
     double min_latency = intra.latency < nic.latency ? intra.latency : nic.latency;
     /* reductions: every NIC crossing uses one host's NIC each way, every message a device
      * port or a NIC */
@@ -316,10 +417,28 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     double ports = intra.bandwidth * (double)ndev + b_out * (double)topo->hosts;
     if (red.msg_bytes > 0 && (t = red.msg_bytes / ports + min_latency) > bound)
         bound = t;
-    if (host_bw > 0 || topo->machine_bw > 0) { /* r_host is free: each host's device needs */
-        memset(r_host, 0, (size_t)nhost * sizeof *r_host);
-        for (int64_t d = 0; d < ndev; d++)
-            r_host[mc_topology_host_of(topo, d)] += r_dev[d];
+    /* host ports: a host's needing devices take bytes through their own ports or its NIC;
+     * count and r_host are free (tmp: the devices each host has that need or alone hold) */
+    memset(count, 0, (size_t)nhost * sizeof *count);
+    memset(tmp, 0, (size_t)nhost * sizeof *tmp);
+    for (int64_t d = 0; d < ndev; d++) {
+        count[mc_topology_host_of(topo, d)] += r_dev[d] > 0;
+        tmp[mc_topology_host_of(topo, d)] += e_dev[d] > 0;
+    }
+    double *e_host = bout; /* bout is free after the closure */
+    memset(r_host, 0, (size_t)nhost * sizeof *r_host);
+    memset(e_host, 0, (size_t)nhost * sizeof *e_host);
+    for (int64_t d = 0; d < ndev; d++) {
+        r_host[mc_topology_host_of(topo, d)] += r_dev[d];
+        e_host[mc_topology_host_of(topo, d)] += e_dev[d];
+    }
+    for (int64_t h = 0; h < nhost && copies; h++) {
+        if (r_host[h] > 0 &&
+            (t = r_host[h] / ((double)count[h] * intra.bandwidth + b_in) + min_latency) > bound)
+            bound = t;
+        if (e_host[h] > 0 &&
+            (t = e_host[h] / ((double)tmp[h] * intra.bandwidth + b_out) + min_latency) > bound)
+            bound = t;
     }
     for (int64_t h = 0; h < nhost && host_bw > 0; h++)
         if (r_host[h] > 0 && (t = r_host[h] / (host_bw + b_in) + min_latency) > bound)
@@ -334,6 +453,11 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
             bound = t;
         if (c_dev[d] > 0 && (t = c_dev[d] / copy.bandwidth + copy.latency) > bound)
             bound = t;
+        /* before α_nic nothing has crossed a NIC: all comes from the own host */
+        double own = fmax(r_dev[d], l_dev[d]);
+        if (copies && own > 0 &&
+            (t = fmin(nic.latency, own / intra.bandwidth + intra.latency)) > bound)
+            bound = t;
     }
     *seconds = bound;
 out:
@@ -341,9 +465,13 @@ out:
     free(r_dev);
     free(e_dev);
     free(c_dev);
+    free(l_dev);
     free(bout);
     free(hosts);
     free(tmp);
+    free(count);
+    free(needs);
+    free(items);
     free(groups);
     free(gsize);
     free(goff);

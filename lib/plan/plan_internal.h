@@ -93,6 +93,16 @@ mc_status_t mc_bound_closure(int64_t ngroups, const double *size, const int64_t 
 double mc_bound_closure_bruteforce(int64_t ngroups, const double *size, const int64_t *off,
                                    const int64_t *hosts, int64_t nhosts, const double *bout);
 
+/* Bytes that must reach `copies` places through one port of bw bytes/s, each copy straight
+ * (alpha1 after it leaves the port) or relayed (alpha1 + alpha2 after the port sent it
+ * once): the fewest seconds until every copy arrived (lib/plan/bound_relay.c). Reorders
+ * items. */
+typedef struct {
+    double bytes;
+    int64_t copies;
+} mc_relay_item_t;
+double mc_bound_relay(mc_relay_item_t *items, int64_t n, double bw, double alpha1, double alpha2);
+
 /* Membership tests on a piece's sorted holder / needer lists. */
 int mc_piece_needs(const mc_piece_t *p, int64_t device);
 int mc_piece_holds(const mc_piece_t *p, int64_t device);

@@ -1,4 +1,5 @@
 /* Helpers shared by the strategies. */
+#include <math.h>
 #include <stdlib.h>
 #include "strategy_common.h"
 #include "util/util.h"
@@ -102,17 +103,51 @@ mc_status_t mc_pieces_by_size(const mc_pieces_t *pieces, int64_t **out)
     return MC_OK;
 }
 
-/* Node i of the tree (first, then the others in rotated id order) hangs off node (i-1)/k. */
+/* The chunk a hop's pipeline fill is modelled with: the least chunk size (plan.c). */
+#define FAN_CHUNK_BYTES (256 << 10)
+
+/* Levels below the root of a k-ary tree of n nodes. */
+static int tree_depth(int64_t k, int64_t n)
+{
+    int depth = 0;
+    for (int64_t level = 1, total = 1; total < n; depth++) {
+        level = level > n / k ? n : level * k;
+        total += level;
+    }
+    return depth;
+}
+
+/* Fan-out degree inside a host for a stripe of bytes to count devices: the k whose k-ary tree
+ * the α–β model finds fastest. The root receives at the NIC rate and each device port sends
+ * k copies (the slower of the two sets the pace); every level adds α_intra and a chunk. */
+static int64_t fan_degree(const mc_topology_t *topo, int count, double bytes)
+{
+    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
+    double nic = bytes / mc_topology_nic_in(topo), chunk = fmin(bytes, FAN_CHUNK_BYTES);
+    double hop = intra.latency + chunk / intra.bandwidth, best = INFINITY;
+    int64_t best_k = 1;
+    for (int64_t k = 1; k < count; k++) {
+        double t = fmax(nic, (double)k * bytes / intra.bandwidth) + tree_depth(k, count) * hop;
+        if (t < best * (1 - 1e-9)) {
+            best = t;
+            best_k = k;
+        }
+    }
+    return best_k;
+}
+
+/* Fan-out inside a host from `first` (already holding the stripe) to the run's other
+ * needers along a tree of degree fan_degree. */
 mc_status_t mc_fan_out_in_host(mc_plan_t *plan, mc_loads_t *loads, const int64_t *needers,
                                int count, int64_t first, double bytes)
 {
     mc_status_t s = MC_OK;
     const mc_topology_t *topo = plan->topo;
-    double ratio = mc_topology_link(topo, MC_LINK_INTRA).bandwidth / mc_topology_nic_in(topo);
-    int64_t k = ratio < 1 ? 1 : ratio > count ? count : (int64_t)ratio;
+    int64_t k = fan_degree(topo, count, bytes);
     int start = 0;
     while (start < count && needers[start] != first)
         start++;
+    /* order[0] = first, then the others in rotated id order; node i hangs off (i-1)/k */
     for (int i = 1; i < count && !s; i++) {
         int64_t parent = needers[(start + (i - 1) / k) % count];
         int64_t n = needers[(start + i) % count];

@@ -32,8 +32,8 @@ void mc_loads_add(mc_loads_t *loads, const mc_topology_t *topo, int64_t from, in
                   double bytes);
 
 /* Fan-out inside a host from first (one of needers[0..count), already holding bytes) to the
- * others: a tree of degree B_intra / B_nic_in (a star where device links dwarf the NIC, a
- * chain where they are comparable). Adds the edges to the plan's last flow and the loads. */
+ * others: the k-ary tree (k = 1 a chain, k = count - 1 a star) the α–β model finds fastest.
+ * Adds the edges to the plan's last flow and the loads. */
 mc_status_t mc_fan_out_in_host(mc_plan_t *plan, mc_loads_t *loads, const int64_t *needers,
                                int count, int64_t first, double bytes);
 

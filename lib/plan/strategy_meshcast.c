@@ -1,15 +1,19 @@
-/* meshcast: multi-source, load-balanced, chunk-pipelined chains (docs/planning.md).
+/* meshcast: multi-source, load-balanced, chunk-pipelined trees (docs/planning.md).
  *
  * Each piece is cut into stripes, one per holder device and at least one per needer of the
  * widest needing host (stripes stay >= 1 MiB), so every replica of the source sends and
- * every receiving device forwards a share. Each stripe is a tree that enters every host needing it
- * exactly once over the NIC, then fans out to that host's needers (a star or a chain,
- * by the ratio of device-link to NIC bandwidth). The sender of
- * each host crossing is chosen greedily, largest pieces first, as the candidate host with the
- * least NIC egress so far — a holder host, or a host that already got the stripe (a relay),
- * which is what lets host egress reach the max-closure term of the lower bound. Inside a
- * host the receiving device is the needer with the least NIC ingress; hosts that hold the
- * piece feed their own needers from their least-loaded holder.
+ * every receiving device forwards a share. Each stripe is a tree that enters every host
+ * needing it exactly once over the NIC, then fans out to that host's needers. Both shapes
+ * come from the α–β model: the sender of each host crossing is the candidate host (a holder
+ * host, or a host that already got the stripe: a relay) whose copy would arrive first, its
+ * hop depth times (α_nic + chunk time) plus its NIC egress so far over the NIC rate; so a
+ * small stripe goes straight from the holders while their NICs are idle and then spreads as
+ * a tree through the hosts that have it (as many levels as latency allows), and a large one
+ * balances egress, which is what lets host egress reach the max-closure term of the lower
+ * bound. Inside a host the stripe fans out along the k-ary tree (k = 1: a chain, k = n − 1:
+ * a star) with the least modelled time: a port forwards k copies, each level adds
+ * α_intra + a chunk. The receiving device is the needer with the least NIC ingress; hosts
+ * that hold the piece feed their own needers from their least-loaded holder.
  *
  * A partial source (a reduction) gets the naive or a reduce-scatter plan
  * (strategy_reduce_scatter.c), whichever the simulator finds fastest. */
@@ -19,10 +23,18 @@
 #include "util/util.h"
 
 #define MIN_STRIPE_BYTES (1 << 20)
+/* The fine policy's least stripe: small tensors that many devices need get more stripes,
+ * so more devices share the forwarding (more messages, each paying α). */
+#define FINE_STRIPE_BYTES (256 << 10)
+/* The chunk a hop's pipeline fill is modelled with: the least chunk size (plan.c). */
+#define FILL_CHUNK_BYTES (256 << 10)
+/* Pieces up to which lb_order's plan is among the candidates (it plans 128 in ~2 ms). */
+#define LB_ORDER_MAX_PIECES 128
 
 enum {
     POLICY_PER_HOLDER, /* one stripe per holder device */
     POLICY_PER_NEEDER, /* and at least one per needer of the widest needing host */
+    POLICY_FINE,       /* the same with stripes >= FINE_STRIPE_BYTES */
     POLICY_DIRECT,     /* no stripes, no relays: each needer straight from a holder */
     /* the other strategies' plans, as candidates */
     POLICY_SEND_RECV,
@@ -42,36 +54,43 @@ typedef struct {
     mc_host_run_t *hruns, *nruns;
     mc_box_t *stripes;
     int64_t *entry;  /* per host: device that received the current stripe */
+    double *ready;   /* per host: modelled time the current stripe's first chunk is there */
     int64_t *served; /* hosts the current stripe reached, in order */
     int64_t *order;  /* needing host runs, rotated per stripe */
 } ctx_t;
 
-/* Sender for the next host crossing of a stripe: among the holder hosts and the hosts the
- * stripe already reached (served[0..nserved), host ids), the one with the least NIC egress;
- * from a holder host its least-loaded holder, from a relay host the device that got it. */
+/* Sender for the next host crossing of a stripe: among the holder hosts (ready at 0) and
+ * the hosts the stripe already reached (served[0..nserved), host ids), the one whose copy
+ * the α–β model sees leave first: its ready time plus its NIC egress so far over the NIC
+ * rate. From a holder host its least-loaded holder, from a relay host the device that got
+ * it; *host gets the sending host. */
 static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, const int64_t *served,
-                           int nserved)
+                           int nserved, int64_t *host)
 {
+    double inv = 1 / mc_topology_nic_out(c->plan->topo), best_t = INFINITY;
     int64_t best = -1;
-    double best_load = 0;
     for (int i = 0; i < nh; i++) {
-        double l = c->loads.host_send[c->hruns[i].host];
-        if (best < 0 || l < best_load) {
+        double t = c->loads.host_send[c->hruns[i].host] * inv;
+        if (t < best_t) {
             best = c->hruns[i].host;
-            best_load = l;
+            best_t = t;
         }
     }
-    for (int i = 0; i < nserved; i++)
-        if (c->loads.host_send[served[i]] < best_load) {
+    for (int i = 0; i < nserved; i++) {
+        double t = c->ready[served[i]] + c->loads.host_send[served[i]] * inv;
+        if (t < best_t) {
             best = served[i];
-            best_load = c->loads.host_send[best];
+            best_t = t;
         }
+    }
     const mc_host_run_t *run = mc_find_run(c->hruns, nh, best);
+    *host = best;
     return run ? mc_least_loaded(p->holders + run->first, run->count, c->loads.dev_nic_send)
                : c->entry[best];
 }
 
-static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_needer)
+static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_needer,
+                              int64_t min_stripe)
 {
     mc_plan_t *plan = c->plan;
     const mc_piece_t *p = &plan->pieces->pieces[i];
@@ -86,8 +105,8 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
             c->order[nneed++] = g;
     /* stripes: one per holder (all replicas send) and, with per_needer, at least one per
      * needer of the widest needing host (each receiving device forwards a share); each
-     * stripe >= MIN_STRIPE_BYTES */
-    int64_t want = p->bytes / MIN_STRIPE_BYTES, k64 = p->nholders;
+     * stripe >= min_stripe */
+    int64_t want = p->bytes / min_stripe, k64 = p->nholders;
     for (int j = 0; per_needer && j < nneed; j++)
         if (c->nruns[c->order[j]].count > k64)
             k64 = c->nruns[c->order[j]].count;
@@ -95,6 +114,8 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
     k = mc_box_split(&p->box, ndim, k, c->stripes);
     for (int st = 0; st < k && !s; st++) {
         double bytes = (double)(mc_box_volume(&c->stripes[st], ndim) * plan->pieces->elem_size);
+        double hop = mc_topology_link(topo, MC_LINK_NIC).latency +
+                     fmin(bytes, FILL_CHUNK_BYTES) / mc_topology_nic_in(topo);
         s = mc_plan_add_flow(plan, i, &c->stripes[st]);
         /* hosts that hold the piece: chain from a local holder */
         for (int g = 0; g < nn && !s; g++) {
@@ -112,10 +133,11 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
         for (int j = 0; j < nneed && !s; j++) {
             const mc_host_run_t *g = &c->nruns[c->order[(j + st + rotation) % nneed]];
             const int64_t *needers = p->needers + g->first;
-            int64_t from = pick_sender(c, p, nh, c->served, j);
+            int64_t via, from = pick_sender(c, p, nh, c->served, j, &via);
             int64_t to = mc_least_loaded(needers, g->count, c->loads.dev_nic_recv);
             mc_loads_add(&c->loads, topo, from, to, bytes);
             c->entry[g->host] = to;
+            c->ready[g->host] = (mc_find_run(c->hruns, nh, via) ? 0 : c->ready[via]) + hop;
             c->served[j] = g->host;
             if (!(s = mc_plan_add_edge(plan, from, to)))
                 s = mc_fan_out_in_host(plan, &c->loads, needers, g->count, to, bytes);
@@ -139,7 +161,7 @@ static mc_status_t plan_direct(ctx_t *c, int64_t i)
         if (run)
             from = mc_least_loaded(p->holders + run->first, run->count, c->loads.dev_send);
         else
-            from = pick_sender(c, p, nh, NULL, 0);
+            from = pick_sender(c, p, nh, NULL, 0, &(int64_t){0});
         mc_loads_add(&c->loads, topo, from, n, (double)p->bytes);
         s = mc_plan_add_edge(plan, from, n);
     }
@@ -164,9 +186,10 @@ static mc_status_t build(mc_plan_t *plan, int policy)
     c.nruns = mc_calloc((size_t)most, sizeof *c.nruns);
     c.stripes = mc_calloc((size_t)most, sizeof *c.stripes);
     c.entry = mc_calloc((size_t)nhost, sizeof *c.entry);
+    c.ready = mc_calloc((size_t)nhost, sizeof *c.ready);
     c.served = mc_calloc((size_t)most, sizeof *c.served);
     c.order = mc_calloc((size_t)most, sizeof *c.order);
-    if (!c.hruns || !c.nruns || !c.stripes || !c.entry || !c.served || !c.order) {
+    if (!c.hruns || !c.nruns || !c.stripes || !c.entry || !c.ready || !c.served || !c.order) {
         s = MC_ERR_NOMEM;
         goto out;
     }
@@ -179,7 +202,8 @@ static mc_status_t build(mc_plan_t *plan, int policy)
         if (ps->pieces[by_size[k]].nneeders > 0)
             s = policy == POLICY_DIRECT
                     ? plan_direct(&c, by_size[k])
-                    : plan_piece(&c, by_size[k], k, policy == POLICY_PER_NEEDER);
+                    : plan_piece(&c, by_size[k], k, policy != POLICY_PER_HOLDER,
+                                 policy == POLICY_FINE ? FINE_STRIPE_BYTES : MIN_STRIPE_BYTES);
     if (!s)
         s = mc_plan_order_rounds(plan);
 out:
@@ -188,6 +212,7 @@ out:
     free(c.nruns);
     free(c.stripes);
     free(c.entry);
+    free(c.ready);
     free(c.served);
     free(c.order);
     mc_loads_destroy(&c.loads);
@@ -208,11 +233,84 @@ static int per_needer_differs(const mc_plan_t *plan)
     return 0;
 }
 
+/* Candidates are screened with at most this many chunks per flow (chunks grown): a
+ * simulation costs time per chunk, and with 64 a pipeline's fill is small enough to rank
+ * plans (with 16, chains of 1 GiB flows lost to plans 2% faster). */
+#define SCREEN_CHUNKS 64
+/* Candidates screened within this factor of the best so far are simulated in full. */
+#define SCREEN_SLACK 1.10
+
+typedef struct {
+    double screened; /* best screened estimate so far */
+    double full;     /* the kept plan's full estimate */
+} best_t;
+
+/* The plan's estimate with at most SCREEN_CHUNKS chunks per flow; *exact when no flow had
+ * more (the estimate is then the plan's own). */
+static mc_status_t screen(mc_plan_t *plan, double *seconds, int *exact)
+{
+    int64_t elem = plan->pieces->elem_size;
+    int64_t *saved = mc_calloc((size_t)plan->nflows + 1, sizeof *saved);
+    if (!saved)
+        return MC_ERR_NOMEM;
+    for (int64_t i = 0; i < plan->nflows; i++) {
+        mc_flow_t *f = &plan->flows[i];
+        int64_t least = (f->bytes / SCREEN_CHUNKS + elem - 1) / elem * elem;
+        saved[i] = f->chunk_bytes;
+        if (f->chunk_bytes < least)
+            f->chunk_bytes = least;
+    }
+    *exact = 1;
+    for (int64_t i = 0; i < plan->nflows && *exact; i++)
+        *exact = plan->flows[i].chunk_bytes == saved[i];
+    mc_status_t s = mc_plan_simulate(plan, seconds);
+    for (int64_t i = 0; i < plan->nflows; i++)
+        plan->flows[i].chunk_bytes = saved[i];
+    free(saved);
+    return s;
+}
+
+/* Screens a chunked candidate; if it comes near the best, simulates it in full. Sets *keep
+ * when it beats the kept plan. */
+static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
+{
+    double screened = 0, full = 0;
+    int exact = 0;
+    mc_status_t s = screen(cand, &screened, &exact);
+    *keep = 0;
+    if (s || screened > SCREEN_SLACK * best->screened)
+        return s;
+    if (screened < best->screened)
+        best->screened = screened;
+    if (exact)
+        full = screened;
+    else
+        s = mc_plan_simulate(cand, &full);
+    if (!s && full < best->full) {
+        best->full = full;
+        *keep = 1;
+    }
+    return s;
+}
+
+/* Whether fine stripes would cut some piece into more stripes than the others policies. */
+static int fine_differs(const mc_plan_t *plan)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    for (int64_t i = 0; i < ps->npieces; i++) {
+        const mc_piece_t *p = &ps->pieces[i];
+        if (p->bytes >= 2 * (int64_t)FINE_STRIPE_BYTES &&
+            p->bytes / MIN_STRIPE_BYTES < (p->nneeders > p->nholders ? p->nneeders : p->nholders))
+            return 1;
+    }
+    return 0;
+}
+
 /* Builds alt with a policy, and moves it into plan if the simulator finds it faster. */
-static mc_status_t try_policy(mc_plan_t *plan, int policy, double *best)
+static mc_status_t try_policy(mc_plan_t *plan, int policy, best_t *best)
 {
     mc_plan_t alt = *plan;
-    double t = 0;
+    int keep = 0;
     alt.flows = NULL;
     alt.edges = NULL;
     alt.nflows = alt.flows_cap = alt.nedges = alt.edges_cap = 0;
@@ -244,8 +342,8 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, double *best)
         break;
     }
     if (!s && !(s = mc_plan_set_chunks(&alt)))
-        s = mc_plan_simulate(&alt, &t);
-    if (!s && t < *best) {
+        s = judge(&alt, best, &keep);
+    if (!s && keep) {
         mc_flow_t *f = plan->flows;
         mc_edge_t *e = plan->edges;
         plan->flows = alt.flows;
@@ -256,7 +354,6 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, double *best)
         plan->edges_cap = alt.edges_cap;
         alt.flows = f;
         alt.edges = e;
-        *best = t;
     }
     free(alt.flows);
     free(alt.edges);
@@ -264,29 +361,35 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, double *best)
 }
 
 /* Plans with the stripe policy first, then tries the others and keeps whichever the
- * simulator finds fastest: more stripes spread forwarding over more devices, fewer keep
- * pipelines short. While the plan is still measurably (0.1%) above the lower bound — in
- * practice when latency rather than bandwidth dominates (small pieces) — direct sends and
- * then the other strategies' plans are tried too, so meshcast is never worse than them in
+ * simulator finds fastest (each screened with at most 64 chunks per flow first, and
+ * simulated in full only when it comes within 10% of the best): more stripes spread forwarding over
+ * more devices, fewer keep pipelines short. While the plan is still measurably (0.1%) above the
+ * lower bound — in practice when latency rather than bandwidth dominates (small pieces) — direct
+ * sends and then the other strategies' plans are tried too, so meshcast is never worse than them in
  * the cost model. The winner's estimate is kept in plan->stats. */
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
 {
-    double best = HUGE_VAL;
+    best_t best = {INFINITY, INFINITY};
+    int keep;
     mc_status_t s = MC_OK;
     if (plan->pieces->naddends > 1) { /* a reduction: naive, reduce-scatter flat or by host */
         for (int policy = POLICY_REDUCE_NAIVE; policy <= POLICY_REDUCE_HIERARCHICAL && !s; policy++)
             s = try_policy(plan, policy, &best);
-        plan->stats.estimate_s = best;
+        plan->stats.estimate_s = best.full;
         return s;
     }
     s = build(plan, POLICY_PER_HOLDER);
     if (!s && !(s = mc_plan_set_chunks(plan)))
-        s = mc_plan_simulate(plan, &best);
+        s = judge(plan, &best, &keep);
     if (!s && per_needer_differs(plan))
         s = try_policy(plan, POLICY_PER_NEEDER, &best);
-    for (int policy = POLICY_DIRECT; policy <= POLICY_BROADCAST_LB_ORDER && !s; policy++)
-        if (best > 1.001 * plan->stats.lower_bound_s)
+    /* lb_order's shuffled rounds grow quadratically with the pieces: only few are tried */
+    int last = plan->pieces->npieces <= LB_ORDER_MAX_PIECES ? POLICY_BROADCAST_LB_ORDER
+                                                            : POLICY_BROADCAST_LB_SIZE;
+    for (int policy = POLICY_FINE; policy <= last && !s; policy++)
+        if (best.full > 1.001 * plan->stats.lower_bound_s &&
+            (policy != POLICY_FINE || fine_differs(plan)))
             s = try_policy(plan, policy, &best);
-    plan->stats.estimate_s = best;
+    plan->stats.estimate_s = best.full;
     return s;
 }

@@ -214,10 +214,80 @@ static void test_random_cases(void **state)
            (long long)nruns);
 }
 
+/* Cluster-scale shapes (issue 17) on small tensors: meshcast's straight sends and in-host
+ * stars (dgx-h100: the tensors fit in one NIC latency), trees over hosts (a 100 us NIC
+ * latency), relay chains (a slow NIC, no latency), each executed by 4 threads ranks and
+ * checked element by element. */
+static void test_scale_shapes(void **state)
+{
+    (void)state;
+    static const char *const cases[][7] = {
+        /* shape, src mesh, src spec, src devices, dst mesh, dst spec, dst devices */
+        {"256,512", "1x8", "S10R", "0-7", "8x8", "RS1", "8-71"},
+        {"512,256", "2x8", "RR", "0-15", "4x8", "RR", "16-47"},
+        {"64,16,32", "8x8", "RRS1", "0-63", "8x8", "S10RR", "0-63"},
+        {"512,256", "4x8", "RS1", "0-31", "4x8", "RS0", "32-63"},
+    };
+    static const char *const topos[] = {
+        "hosts 9\ndevices_per_host 8\nlink copy bandwidth=1600GB/s latency=2us\n"
+        "link intra bandwidth=450GB/s latency=3us\nnic count=8 in=400Gbit/s out=400Gbit/s "
+        "latency=10us\n",
+        "hosts 9\ndevices_per_host 8\nlink copy bandwidth=1600GB/s latency=2us\n"
+        "link intra bandwidth=100GB/s latency=5us\nnic count=2 in=10Gbit/s out=10Gbit/s "
+        "latency=100us\n",
+        "hosts 9\ndevices_per_host 8\nlink copy bandwidth=1600GB/s latency=0\n"
+        "link intra bandwidth=450GB/s latency=0\nnic count=1 in=1Gbit/s out=1Gbit/s latency=0\n",
+    };
+    char err[1024];
+    for (size_t t = 0; t < sizeof topos / sizeof topos[0]; t++)
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            const char *const *c = cases[i];
+            int64_t shape[3];
+            int ndim = sscanf(c[0], "%lld,%lld,%lld", (long long *)&shape[0],
+                              (long long *)&shape[1], (long long *)&shape[2]);
+            mc_mesh_t *sm = NULL, *dm = NULL;
+            mc_spec_t *ss = NULL, *ds = NULL;
+            mc_layout_t *src = NULL, *dst = NULL;
+            mc_topology_t *topo = NULL;
+            mc_plan_t *plan = NULL;
+            assert_int_equal(mc_mesh_parse(c[1], c[3], 0, &sm), MC_OK);
+            assert_int_equal(mc_mesh_parse(c[4], c[6], 0, &dm), MC_OK);
+            assert_int_equal(mc_spec_parse(c[2], sm, ndim, &ss), MC_OK);
+            assert_int_equal(mc_spec_parse(c[5], dm, ndim, &ds), MC_OK);
+            assert_int_equal(mc_layout_create(ndim, shape, MC_DTYPE_F32, sm, ss, &src), MC_OK);
+            assert_int_equal(mc_layout_create(ndim, shape, MC_DTYPE_F32, dm, ds, &dst), MC_OK);
+            assert_int_equal(mc_topology_parse(topos[t], "scale.topo", &topo), MC_OK);
+            mc_plan_params_t params = {.field_mask = MC_PLAN_PARAM_STRATEGY,
+                                       .strategy = MC_STRATEGY_MESHCAST};
+            if (mc_plan_create(src, dst, topo, &params, &plan))
+                fail_msg("%s %s>%s: %s", c[0], c[2], c[5], mc_last_error());
+            tiles_t in, out;
+            tiles_make(&in, src, 1, 7 + i);
+            tiles_make(&out, dst, 0, 7 + i);
+            if (execute(plan, 4, &in, &out, 0, err, sizeof err))
+                fail_msg("%s %s>%s on topology %zu: %s", c[0], c[2], c[5], t, err);
+            int64_t wrong = tiles_wrong(&out, 7 + i);
+            if (wrong)
+                fail_msg("%s %s>%s on topology %zu: %lld wrong elements", c[0], c[2], c[5], t,
+                         (long long)wrong);
+            tiles_free(&in);
+            tiles_free(&out);
+            mc_plan_destroy(plan);
+            mc_topology_destroy(topo);
+            mc_layout_destroy(src);
+            mc_layout_destroy(dst);
+            mc_spec_destroy(ss);
+            mc_spec_destroy(ds);
+            mc_mesh_destroy(sm);
+            mc_mesh_destroy(dm);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_cases),
+        cmocka_unit_test(test_scale_shapes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

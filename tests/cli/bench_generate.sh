@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# meshcast bench --generate: seeded random cases at cluster scale. The same seed gives the
+# same cases and estimates (plan_ms aside), another seed other cases; every case runs with
+# every strategy, no strategy beats the bound, and the summary names every profile drawn.
+# usage: bash bench_generate.sh <meshcast-binary> <source-dir>
+set -u
+bin=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+fail() {
+    echo "FAIL: $*" >&2
+    failed=1
+}
+
+for run in a b; do
+    "$bin" bench --generate 12 --seed 7 --json "$tmp/$run.json" >"$tmp/$run.txt" 2>"$tmp/err" ||
+        fail "bench --generate 12: $(cat "$tmp/err")"
+done
+"$bin" bench --generate 12 --seed 8 --strategy meshcast >"$tmp/c.txt" 2>"$tmp/err" ||
+    fail "bench --generate 12 --seed 8: $(cat "$tmp/err")"
+/usr/bin/python3 - "$tmp" <<'PY' || fail "generated runs: see above"
+import json, sys
+tmp = sys.argv[1]
+def rows(name):
+    r = json.load(open(f"{tmp}/{name}.json"))["results"]
+    return [(x["case"], x["strategy"], x["estimate_s"], x["lower_bound_s"]) for x in r]
+a, b = rows("a"), rows("b")
+assert a == b, "seed 7 twice: different cases or estimates"
+assert len(a) == 12 * 6, f"{len(a)} rows, want 72"
+for case, strategy, est, bound in a:
+    assert bound > 0 and est >= bound * (1 - 1e-9), f"{case} {strategy}: est {est} < bound {bound}"
+text = open(f"{tmp}/a.txt").read()
+profiles = {c.split("-", 1)[1] for c, *_ in a}
+for p in profiles:
+    assert f"# {p:<11} meshcast" in text, f"no summary line for {p}"
+assert "# all         meshcast" in text and "meshcast beaten by another strategy" in text
+def cases(t):
+    return sorted({tuple(l.split()[:2]) for l in t.splitlines() if l.startswith("g")})
+assert len(cases(text)) == 12 and cases(open(f"{tmp}/c.txt").read()) != cases(text), "seed 8 = 7"
+PY
+exit $failed

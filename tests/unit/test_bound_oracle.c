@@ -1,0 +1,209 @@
+/* The lower bound against exhaustive optimal schedules (issue 17): on seeded tiny clusters
+ * (2-4 hosts of 1-2 devices, random link rates and latencies, latency-bound and
+ * bandwidth-bound alike), one replicated tensor goes from 1-2 holders to 1-5 needers. Every
+ * plan of the space below is built, validated and simulated; the fastest estimate must not
+ * be below mc_bound_compute. The space: the piece whole or in 2 stripes, each stripe along
+ * every forest rooted at the holders that reaches every needer (needers relay: a plan's
+ * devices are its meshes'), in 1, 2 or 4 chunks. MC_TEST_SEED=N runs one instance. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "plan/plan_internal.h"
+#include "random_case.h"
+
+#define NINSTANCES 400
+#define MAXDEV 8
+
+typedef struct {
+    int ndev;
+    int64_t parent[2][MAXDEV]; /* per stripe: -1 unused, else the sender (a holder or node) */
+    int holds[MAXDEV], needs[MAXDEV];
+} space_t;
+
+/* Appends one stripe's edges parent before child; 0 when the forest has a cycle or a node
+ * hangs off an unused device. */
+static int add_tree(mc_plan_t *plan, const space_t *sp, const int64_t *parent)
+{
+    int done[MAXDEV] = {0}, left = 0;
+    for (int d = 0; d < sp->ndev; d++) {
+        done[d] = sp->holds[d];
+        left += !sp->holds[d] && parent[d] >= 0;
+    }
+    while (left > 0) {
+        int progress = 0;
+        for (int d = 0; d < sp->ndev; d++)
+            if (!done[d] && parent[d] >= 0 && done[parent[d]]) {
+                assert_int_equal(mc_plan_add_edge(plan, parent[d], d), MC_OK);
+                done[d] = 1;
+                left--;
+                progress = 1;
+            }
+        if (!progress)
+            return 0;
+    }
+    return 1;
+}
+
+/* Next parent assignment of the needers (odometer over every other holder or needer: a
+ * plan's devices are its meshes'); 0 after the last. */
+static int next_forest(const space_t *sp, int64_t *parent)
+{
+    for (int d = 0; d < sp->ndev; d++) {
+        if (!sp->needs[d])
+            continue;
+        for (parent[d]++; parent[d] < sp->ndev &&
+                          (parent[d] == d || !(sp->holds[parent[d]] || sp->needs[parent[d]]));
+             parent[d]++) {
+        }
+        if (parent[d] < sp->ndev)
+            return 1;
+        parent[d] = -1;
+    }
+    return 0;
+}
+
+/* Simulates the plan made of nstripes stripes along sp's forests in nchunks chunks each;
+ * returns its estimate, or INFINITY when that plan is not valid. */
+static double try_plan(mc_plan_t *plan, const space_t *sp, int nstripes, int nchunks)
+{
+    const mc_piece_t *p = &plan->pieces->pieces[0];
+    mc_box_t box[2];
+    plan->nflows = plan->nedges = 0;
+    int n = nstripes == 1 ? 1 : mc_box_split(&p->box, plan->pieces->ndim, 2, box);
+    if (nstripes == 1)
+        box[0] = p->box;
+    for (int s = 0; s < n; s++) {
+        assert_int_equal(mc_plan_add_flow(plan, 0, &box[s]), MC_OK);
+        if (!add_tree(plan, sp, sp->parent[s]))
+            return INFINITY;
+        mc_flow_t *f = &plan->flows[plan->nflows - 1];
+        int64_t elem = plan->pieces->elem_size, per = (f->bytes / elem + nchunks - 1) / nchunks;
+        f->chunk_bytes = (per > 0 ? per : 1) * elem;
+    }
+    if (mc_plan_validate(plan) != MC_OK)
+        return INFINITY;
+    double t = -1;
+    assert_int_equal(mc_plan_simulate(plan, &t), MC_OK);
+    return t;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static double pick(rc_rng_t *r, const double *v, int n)
+{
+    return v[rc_range(r, 0, n - 1)];
+}
+
+/* One instance; returns the fastest estimate / bound and adds the valid plans to *total. */
+static double run_instance(uint64_t seed, int64_t *total)
+{
+    rc_rng_t r = {seed * 0x2545f4914f6cdd1dull + 17};
+    static const double bw[] = {1e6, 4e6, 16e6, 64e6}, lat[] = {0, 1e-6, 4e-6, 16e-6};
+    int hosts = (int)rc_range(&r, 2, 4), dph = (int)rc_range(&r, 1, 2);
+    int two_stripes = rc_range(&r, 0, 1), most = two_stripes ? 3 : 5; /* needers */
+    space_t sp = {.ndev = hosts * dph};
+    char text[512];
+    snprintf(text, sizeof text,
+             "hosts %d\ndevices_per_host %d\nlink copy bandwidth=1TB/s latency=0\n"
+             "link intra bandwidth=%.0fB/s latency=%.9fs\n"
+             "nic count=%d in=%.0fB/s out=%.0fB/s latency=%.9fs\n",
+             hosts, dph, pick(&r, bw, 4), pick(&r, lat, 4), (int)rc_range(&r, 1, 2),
+             pick(&r, bw, 4), pick(&r, bw, 4), pick(&r, lat, 4));
+    mc_topology_t *topo = NULL;
+    if (mc_topology_parse(text, "oracle.topo", &topo))
+        fail_msg("seed %llu: %s", (unsigned long long)seed, mc_last_error());
+    /* holders and needers: distinct random devices, a needer is never a holder */
+    int64_t order[MAXDEV];
+    for (int d = 0; d < sp.ndev; d++)
+        order[d] = d;
+    rc_shuffle(&r, order, sp.ndev);
+    int nh = (int)rc_range(&r, 1, sp.ndev > 2 ? 2 : 1),
+        nn = (int)rc_range(&r, 1, sp.ndev - nh < most ? sp.ndev - nh : most);
+    int64_t src_ids[2], dst_ids[5];
+    for (int i = 0; i < nh; i++)
+        sp.holds[src_ids[i] = order[i]] = 1;
+    for (int i = 0; i < nn; i++)
+        sp.needs[dst_ids[i] = order[nh + i]] = 1;
+    qsort(src_ids, (size_t)nh, sizeof *src_ids, cmp_i64); /* meshes list ids ascending */
+    qsort(dst_ids, (size_t)nn, sizeof *dst_ids, cmp_i64);
+    int64_t shape[1] = {16 * rc_range(&r, 1, 16)}, sm_shape[1] = {nh}, dm_shape[1] = {nn};
+    mc_mesh_t *sm = NULL, *dm = NULL;
+    mc_spec_t *ss = NULL, *ds = NULL;
+    mc_layout_t *src = NULL, *dst = NULL;
+    assert_int_equal(mc_mesh_create(1, sm_shape, src_ids, NULL, &sm), MC_OK);
+    assert_int_equal(mc_mesh_create(1, dm_shape, dst_ids, NULL, &dm), MC_OK);
+    assert_int_equal(mc_spec_parse("R", sm, 1, &ss), MC_OK);
+    assert_int_equal(mc_spec_parse("R", dm, 1, &ds), MC_OK);
+    assert_int_equal(mc_layout_create(1, shape, MC_DTYPE_I32, sm, ss, &src), MC_OK);
+    assert_int_equal(mc_layout_create(1, shape, MC_DTYPE_I32, dm, ds, &dst), MC_OK);
+    mc_plan_t *plan = calloc(1, sizeof *plan);
+    assert_non_null(plan);
+    plan->src = src;
+    plan->dst = dst;
+    plan->topo = topo;
+    assert_int_equal(mc_pieces_compute(src, dst, &plan->pieces), MC_OK);
+    assert_int_equal(plan->pieces->npieces, 1);
+    double bound = -1, best = INFINITY;
+    assert_int_equal(mc_bound_compute(plan->pieces, topo, &bound), MC_OK);
+    int nstripes = two_stripes ? 2 : 1;
+    int64_t plans = 0;
+    for (int s = 0; s < 2; s++)
+        for (int d = 0; d < MAXDEV; d++)
+            sp.parent[s][d] = -1;
+    do {
+        do {
+            for (int chunks = 1; chunks <= 4; chunks *= 2) {
+                double t = try_plan(plan, &sp, nstripes, chunks);
+                plans += isfinite(t);
+                best = fmin(best, t);
+            }
+        } while (nstripes == 2 && next_forest(&sp, sp.parent[1]));
+    } while (next_forest(&sp, sp.parent[0]));
+    if (!(plans > 0 && best >= bound * (1 - 1e-9)))
+        fail_msg("seed %llu: fastest of %lld plans %.9g s < bound %.9g s\n  %s holders %d "
+                 "needers %d stripes %d",
+                 (unsigned long long)seed, (long long)plans, best, bound, text, nh, nn, nstripes);
+    *total += plans;
+    mc_plan_destroy(plan);
+    mc_spec_destroy(ss);
+    mc_spec_destroy(ds);
+    mc_mesh_destroy(sm);
+    mc_mesh_destroy(dm);
+    return best / bound;
+}
+
+static void test_bound_below_optimum(void **state)
+{
+    (void)state;
+    const char *one = getenv("MC_TEST_SEED");
+    double worst = 1, sum = 0;
+    int n = 0;
+    int64_t plans = 0;
+    for (uint64_t seed = 1; seed <= NINSTANCES; seed++) {
+        if (one && strtoull(one, NULL, 10) != seed)
+            continue;
+        double gap = run_instance(seed, &plans);
+        worst = fmax(worst, gap);
+        sum += gap;
+        n++;
+    }
+    printf("%d instances, %lld valid plans: optimum / bound mean %.3f, worst %.3f\n", n,
+           (long long)plans, sum / n, worst);
+    assert_true(n == 1 || plans > 10000);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_bound_below_optimum)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
