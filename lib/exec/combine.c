@@ -1,6 +1,7 @@
 /* Combining addends (reduction ops) for every dtype. The order of combination is the order
  * of the inputs, so every device that combines the same inputs gets the same bits. */
 #include "exec/combine.h"
+#include "exec/half.h"
 #include <math.h>
 #include <string.h>
 #include "util/util.h"
@@ -15,59 +16,24 @@ mc_status_t mc_combine_check(mc_dtype_t dtype, mc_reduce_t op)
     return MC_OK;
 }
 
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float bits_f32(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
 float mc_f16_to_f32(uint16_t h)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, man = h & 0x3ff;
-    if (exp == 0x1f) /* inf, NaN */
-        return bits_f32(sign | 0x7f800000u | man << 13);
-    if (exp == 0) { /* zero, subnormal: exact in f32 */
-        float v = (float)man * 0x1p-24f;
-        return sign ? -v : v;
-    }
-    return bits_f32(sign | (exp + 112) << 23 | man << 13);
+    return mc_half_f16_to_f32(h);
 }
 
 uint16_t mc_f32_to_f16(float f)
 {
-    uint32_t u = f32_bits(f), sign = (u >> 16) & 0x8000, a = u & 0x7fffffff;
-    if (a > 0x7f800000u) /* NaN: keep it quiet */
-        return (uint16_t)(sign | 0x7e00 | (a >> 13 & 0x3ff));
-    if (a >= 0x477ff000u) /* rounds to at least 65520: infinity */
-        return (uint16_t)(sign | 0x7c00);
-    if (a < 0x38800000u) { /* below 2^-14: a subnormal half, rounded to nearest even */
-        float v = bits_f32(a) * 0x1p24f; /* exact: the half's units */
-        return (uint16_t)(sign | (uint32_t)nearbyintf(v));
-    }
-    /* Normal: drop 13 mantissa bits with round to nearest even (may carry into exp). */
-    uint32_t r = a + 0xfff + ((a >> 13) & 1);
-    return (uint16_t)(sign | ((r >> 13) - (112u << 10)));
+    return mc_half_f32_to_f16(f);
 }
 
 float mc_bf16_to_f32(uint16_t h)
 {
-    return bits_f32((uint32_t)h << 16);
+    return mc_half_bf16_to_f32(h);
 }
 
 uint16_t mc_f32_to_bf16(float f)
 {
-    uint32_t u = f32_bits(f);
-    if ((u & 0x7fffffff) > 0x7f800000u)
-        return (uint16_t)(u >> 16 | 0x40);
-    return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+    return mc_half_f32_to_bf16(f);
 }
 
 /* NaN wins; otherwise the later value only replaces a strictly smaller (larger) one. */
