@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exec/combine.h"
+#include "exec/cuda_exec.h"
 #include "exec/exec_internal.h"
 #include "util/util.h"
 
@@ -70,7 +71,8 @@ struct mc_request {
     /* closing handshake: a "done" to and from every rank this one exchanged data with; an
      * allgather (prog NULL) is the same exchange with every rank, carrying data */
     int *peers, npeers, bye_pending;
-    chunk_xfer_t *bye; /* 2 per peer: send, receive */
+    chunk_xfer_t *bye;  /* 2 per peer: send, receive */
+    mc_cuda_exec_t gpu; /* CUDA buffers: the stream the bytes move on */
     /* single rank */
     mc_pool_job_t job;
     task_t *tasks;
@@ -128,6 +130,11 @@ void mc_request_fail(mc_request_t *r, mc_status_t status, const char *message)
 
 static void finish(mc_request_t *r)
 {
+    mc_status_t s = mc_cuda_exec_end(&r->gpu);
+    if (s) {
+        mc_request_fail(r, s, mc_last_error());
+        return;
+    }
     r->phase = PHASE_DONE;
     r->status = MC_OK;
     unlink_request(r);
@@ -291,7 +298,12 @@ static void combine_chunk(mc_request_t *r, int64_t opi, int64_t k)
     op_state_t *st = &r->ops[opi];
     int64_t off, len;
     chunk_range(op, k, &off, &len);
-    mc_combine_boxes(r->prog->dtype, r->prog->reduce, (int)op->nin, st->in, &st->dst, off, len);
+    mc_status_t s = mc_cuda_exec_combine(&r->gpu, r->prog->dtype, r->prog->reduce, (int)op->nin,
+                                         st->in, &st->dst, off, len);
+    if (s) {
+        fail_from_last_error(r, s, -1);
+        return;
+    }
     st->completed++;
     arrived(r, opi, k);
     unit_done(r);
@@ -303,7 +315,11 @@ static void local_copy(mc_request_t *r, int64_t opi, int64_t k)
     op_state_t *st = &r->ops[opi];
     int64_t off, len;
     chunk_range(op, k, &off, &len);
-    mc_strided_copy(&st->dst, &st->src, off, len);
+    mc_status_t s = mc_cuda_exec_copy(&r->gpu, &st->dst, &st->src, off, len);
+    if (s) {
+        fail_from_last_error(r, s, -1);
+        return;
+    }
     st->completed++;
     arrived(r, opi, k);
     unit_done(r);
@@ -339,8 +355,9 @@ static mc_status_t post(mc_request_t *r, int64_t opi, int64_t k, int send)
     void *buf = mc_strided_range(box, off, len);
     if (!buf) {
         buf = st->bounce + (k % st->nslots) * op->chunk_bytes;
-        if (send)
-            mc_strided_pack(box, off, len, buf);
+        mc_status_t s = send ? mc_cuda_exec_pack(&r->gpu, box, off, len, buf) : MC_OK;
+        if (s)
+            return s;
     }
     cx->busy = 1;
     cx->op = opi;
@@ -350,7 +367,8 @@ static mc_status_t post(mc_request_t *r, int64_t opi, int64_t k, int send)
                         .buf = buf,
                         .len = (size_t)len,
                         .on_done = on_xfer,
-                        .owner = r};
+                        .owner = r,
+                        .cuda = r->gpu.on};
     mc_transport_t *tp = r->comm->tp;
     return send ? tp->ops->send(tp, &cx->x) : tp->ops->recv(tp, &cx->x);
 }
@@ -390,8 +408,14 @@ static void on_data(mc_request_t *r, chunk_xfer_t *cx)
     op_state_t *st = &r->ops[cx->op];
     int64_t opi = cx->op, k = cx->chunk;
     if (op->kind == MC_OP_RECV &&
-        cx->x.buf != mc_strided_range(&st->dst, k * op->chunk_bytes, (int64_t)cx->x.len))
-        mc_strided_unpack(&st->dst, k * op->chunk_bytes, (int64_t)cx->x.len, cx->x.buf);
+        cx->x.buf != mc_strided_range(&st->dst, k * op->chunk_bytes, (int64_t)cx->x.len)) {
+        mc_status_t s = mc_cuda_exec_unpack(&r->gpu, &st->dst, k * op->chunk_bytes,
+                                            (int64_t)cx->x.len, cx->x.buf);
+        if (s) {
+            fail_from_last_error(r, s, -1);
+            return;
+        }
+    }
     cx->busy = 0;
     st->completed++;
     if (op->kind == MC_OP_RECV) {
@@ -583,6 +607,34 @@ static mc_status_t make_tasks(mc_request_t *r)
     return MC_OK;
 }
 
+/* ---- the single-rank path with CUDA buffers: every op queued on the request's stream ---- */
+
+static mc_status_t run_on_gpu(mc_request_t *r)
+{
+    const mc_program_t *p = r->prog;
+    mc_status_t s = MC_OK;
+    for (int64_t i = 0; i < p->nops && !s; i++) {
+        const op_state_t *st = &r->ops[i];
+        const mc_op_t *op = &p->ops[i];
+        if (op->kind == MC_OP_COMBINE)
+            s = mc_cuda_exec_combine(&r->gpu, p->dtype, p->reduce, (int)op->nin, st->in, &st->dst,
+                                     0, op->bytes);
+        else
+            s = mc_cuda_exec_copy(&r->gpu, &st->dst, &st->src, 0, op->bytes);
+    }
+    return s ? s : mc_cuda_exec_end(&r->gpu);
+}
+
+/* Finishes (or fails) r once its stream got through; wait: block until then. */
+static void gpu_check(mc_request_t *r, int wait)
+{
+    mc_status_t s = mc_cuda_exec_test(&r->gpu, wait);
+    if (s == MC_OK)
+        finish(r);
+    else if (s != MC_INPROGRESS)
+        mc_request_fail(r, s, mc_last_error());
+}
+
 /* ---- start, test, wait ---- */
 
 static mc_status_t bind_region(mc_request_t *r, const mc_region_t *g, const mc_buffer_t *src,
@@ -604,11 +656,6 @@ static mc_status_t bind_region(mc_request_t *r, const mc_region_t *g, const mc_b
         return mc_error(MC_ERR_INVALID,
                         "%s buffer of mesh index %lld is NULL (this rank owns "
                         "that device)",
-                        side, (long long)g->index);
-    if (buf[g->index].memory != MC_MEMORY_HOST)
-        return mc_error(MC_ERR_UNSUPPORTED,
-                        "%s buffer of mesh index %lld: only host memory is "
-                        "supported in this build",
                         side, (long long)g->index);
     mc_strided_init(out, buf[g->index].ptr, tile, &g->box, p->ndim, (size_t)p->elem_size);
     return MC_OK;
@@ -665,11 +712,13 @@ static mc_status_t prepare(mc_request_t *r, const mc_buffer_t *src, const mc_buf
     }
     for (int64_t i = 0; i < p->nstaging; i++)
         staging_off[i + 1] = staging_off[i] + p->staging_bytes[i];
-    if (p->nstaging && !(r->staging = malloc((size_t)staging_off[p->nstaging]))) {
-        s = mc_error(MC_ERR_NOMEM, "out of memory for %lld staging bytes",
-                     (long long)staging_off[p->nstaging]);
+    void *staging = NULL;
+    if (p->nstaging &&
+        (s = mc_cuda_exec_alloc(&r->gpu, (size_t)staging_off[p->nstaging], &staging))) {
+        mc_error_context(s, "%lld staging bytes", (long long)staging_off[p->nstaging]);
         goto out;
     }
+    r->staging = staging;
     for (int64_t i = 0; i < p->nops; i++) {
         const mc_op_t *op = &p->ops[i];
         op_state_t *st = &r->ops[i];
@@ -691,10 +740,13 @@ static mc_status_t prepare(mc_request_t *r, const mc_buffer_t *src, const mc_buf
             s = MC_ERR_NOMEM;
             goto out;
         }
-        if (!contiguous && !(st->bounce = malloc((size_t)(st->nslots * op->chunk_bytes)))) {
-            s = mc_error(MC_ERR_NOMEM, "out of memory for pack buffers");
+        void *bounce = NULL;
+        if (!contiguous &&
+            (s = mc_cuda_exec_alloc(&r->gpu, (size_t)(st->nslots * op->chunk_bytes), &bounce))) {
+            mc_error_context(s, "pack buffers");
             goto out;
         }
+        st->bounce = bounce;
         if (op->kind == MC_OP_SEND && !(st->avail = mc_calloc((size_t)op->nchunks, 1))) {
             s = MC_ERR_NOMEM;
             goto out;
@@ -731,7 +783,7 @@ static void request_release(mc_request_t *r)
     if (r->ops)
         for (int64_t i = 0; i < r->prog->nops; i++) {
             free(r->ops[i].slots);
-            free(r->ops[i].bounce);
+            mc_cuda_exec_release(&r->gpu, r->ops[i].bounce);
             free(r->ops[i].avail);
             free(r->ops[i].in);
             free(r->ops[i].arrivals);
@@ -741,7 +793,8 @@ static void request_release(mc_request_t *r)
     free(r->bye);
     free(r->pseq);
     free(r->members);
-    free(r->staging);
+    mc_cuda_exec_release(&r->gpu, r->staging);
+    mc_cuda_exec_free(&r->gpu);
     free(r->tasks);
     mc_program_cache_release(r->cached);
     free(r);
@@ -795,11 +848,16 @@ static mc_status_t start_locked(mc_comm_t *comm, const mc_plan_t *plan, const mc
     if (s)
         goto err;
     r->prog = r->cached->prog;
-    if ((s = prepare(r, src, dst)))
+    if ((s = mc_cuda_exec_begin(&r->gpu, r->prog, src, dst, comm->nranks, comm->kind)) ||
+        (s = prepare(r, src, dst)) || (s = mc_cuda_exec_ready(&r->gpu)))
         goto err;
     r->units_left = r->prog->units;
     link_request(r);
-    if (!comm->tp) {
+    if (!comm->tp && r->gpu.on) {
+        if ((s = run_on_gpu(r)))
+            goto err_unlink;
+        r->phase = PHASE_RUNNING;
+    } else if (!comm->tp) {
         if ((s = make_tasks(r)))
             goto err_unlink;
         r->phase = PHASE_RUNNING;
@@ -848,7 +906,10 @@ mc_status_t mc_request_test(mc_request_t *r)
     if (!r)
         return mc_error(MC_ERR_INVALID, "request must not be NULL");
     mc_comm_lock(r->comm);
-    if (r->job.run) {
+    if (r->gpu.on && !r->comm->tp) {
+        if (r->phase == PHASE_RUNNING)
+            gpu_check(r, 0);
+    } else if (r->job.run) {
         if (r->phase == PHASE_RUNNING && mc_pool_finished(r->comm->pool, &r->job))
             finish(r);
     } else if (r->phase < PHASE_DONE && !r->comm->progress) {
@@ -861,7 +922,10 @@ mc_status_t mc_request_test(mc_request_t *r)
 
 static mc_status_t wait_locked(mc_request_t *r)
 {
-    if (r->comm->progress) {
+    if (r->gpu.on && !r->comm->tp) {
+        if (r->phase == PHASE_RUNNING)
+            gpu_check(r, 1);
+    } else if (r->comm->progress) {
         while (r->phase < PHASE_DONE)
             mc_progress_wait(r->comm);
     } else if (r->job.run) {
