@@ -97,6 +97,14 @@ static mc_status_t find_gpus(const mc_buffer_t *b, int is_dst, void *arg)
 }
 #endif
 
+#if MESHCAST_HAVE_CUDA
+/* Steps, allocations and releases run on x's GPU whichever thread calls them. */
+static mc_status_t on_gpu(const mc_cuda_exec_t *x)
+{
+    return mc_gpu_use(x->gpu, NULL, 0);
+}
+#endif
+
 mc_status_t mc_cuda_exec_begin(mc_cuda_exec_t *x, const mc_program_t *p, const mc_buffer_t *src,
                                const mc_buffer_t *dst, int ranks, mc_transport_kind_t kind)
 {
@@ -132,9 +140,10 @@ mc_status_t mc_cuda_exec_begin(mc_cuda_exec_t *x, const mc_program_t *p, const m
         return mc_error_context(s, "reshard with CUDA buffers");
     x->on = 1;
     x->sync = ranks > 1;
+    x->gpu = f.gpus[0];
     return MC_OK;
 #else
-    (void)ranks, (void)kind;
+    (void)x, (void)ranks, (void)kind;
     return mc_error(MC_ERR_UNSUPPORTED,
                     "reshard: CUDA buffers, but this build has no CUDA (nvcc was not found)");
 #endif
@@ -187,8 +196,10 @@ mc_status_t mc_cuda_exec_ready(mc_cuda_exec_t *x)
 mc_status_t mc_cuda_exec_alloc(mc_cuda_exec_t *x, size_t bytes, void **out)
 {
 #if MESHCAST_HAVE_CUDA
-    if (x->on)
-        return mc_gpu_alloc(bytes, x->stream, out);
+    if (x->on) {
+        mc_status_t s = on_gpu(x);
+        return s ? s : mc_gpu_alloc(bytes, x->stream, out);
+    }
 #endif
     (void)x;
     if (!(*out = malloc(bytes ? bytes : 1)))
@@ -200,7 +211,10 @@ void mc_cuda_exec_release(mc_cuda_exec_t *x, void *ptr)
 {
 #if MESHCAST_HAVE_CUDA
     if (x->on) {
-        mc_gpu_free(ptr, x->stream);
+        if (ptr) {
+            (void)on_gpu(x); /* on failure the free below reports nothing either */
+            mc_gpu_free(ptr, x->stream);
+        }
         return;
     }
 #endif
@@ -228,8 +242,10 @@ mc_status_t mc_cuda_exec_copy(mc_cuda_exec_t *x, const mc_strided_t *dst, const 
                               int64_t off, int64_t len)
 {
 #if MESHCAST_HAVE_CUDA
-    if (x->on)
-        return step_done(x, mc_gpu_copy(dst, off, src, off, len, x->stream));
+    if (x->on) {
+        mc_status_t s = on_gpu(x);
+        return step_done(x, s ? s : mc_gpu_copy(dst, off, src, off, len, x->stream));
+    }
 #endif
     (void)x;
     mc_strided_copy(dst, src, off, len);
@@ -242,7 +258,8 @@ mc_status_t mc_cuda_exec_pack(mc_cuda_exec_t *x, const mc_strided_t *s, int64_t 
 #if MESHCAST_HAVE_CUDA
     if (x->on) {
         mc_strided_t f = flat(out, len);
-        return step_done(x, mc_gpu_copy(&f, 0, s, off, len, x->stream));
+        mc_status_t st = on_gpu(x);
+        return step_done(x, st ? st : mc_gpu_copy(&f, 0, s, off, len, x->stream));
     }
 #endif
     (void)x;
@@ -256,7 +273,8 @@ mc_status_t mc_cuda_exec_unpack(mc_cuda_exec_t *x, const mc_strided_t *s, int64_
 #if MESHCAST_HAVE_CUDA
     if (x->on) {
         mc_strided_t f = flat((void *)in, len);
-        return step_done(x, mc_gpu_copy(s, off, &f, 0, len, x->stream));
+        mc_status_t st = on_gpu(x);
+        return step_done(x, st ? st : mc_gpu_copy(s, off, &f, 0, len, x->stream));
     }
 #endif
     (void)x;
@@ -269,8 +287,10 @@ mc_status_t mc_cuda_exec_combine(mc_cuda_exec_t *x, mc_dtype_t dtype, mc_reduce_
                                  int64_t len)
 {
 #if MESHCAST_HAVE_CUDA
-    if (x->on)
-        return step_done(x, mc_gpu_combine(dtype, op, n, in, out, off, len, x->stream));
+    if (x->on) {
+        mc_status_t s = on_gpu(x);
+        return step_done(x, s ? s : mc_gpu_combine(dtype, op, n, in, out, off, len, x->stream));
+    }
 #endif
     (void)x;
     mc_combine_boxes(dtype, op, n, in, out, off, len);

@@ -13,6 +13,8 @@
 typedef struct {
     int on;             /* every buffer is CUDA memory */
     int sync;           /* wait for each step (ranks exchange bytes between steps) */
+    int gpu;            /* the GPU the stream belongs to (made current for each step, which
+                           may run on the progress thread) */
     void *stream;       /* the request's stream (cudaStream_t) */
     void *done;         /* event recorded after the last step (mc_cuda_exec_end) */
     void **dst_streams; /* the caller's streams of destination tiles, each once */

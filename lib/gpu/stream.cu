@@ -40,6 +40,31 @@ extern "C" mc_status_t mc_gpu_use(int gpu, const int *peers, int n)
     return s;
 }
 
+// Records an event on the caller's stream `after` (on that stream's own GPU, as CUDA
+// requires) and makes st wait for it; the current GPU is left as it was.
+static mc_status_t wait_for(cudaStream_t st, cudaStream_t after)
+{
+    int here = 0, there = 0;
+    mc_status_t s = mc_cuda_status(cudaGetDevice(&here), "cudaGetDevice");
+    if (!s && after)
+        s = mc_cuda_status(cudaStreamGetDevice(after, &there), "cudaStreamGetDevice");
+    if (!s && after && there != here)
+        s = mc_cuda_status(cudaSetDevice(there), "cudaSetDevice");
+    cudaEvent_t ev = nullptr;
+    if (!s)
+        s = mc_cuda_status(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming),
+                           "cudaEventCreate");
+    if (!s)
+        s = mc_cuda_status(cudaEventRecord(ev, after), "cudaEventRecord");
+    if (!s)
+        s = mc_cuda_status(cudaStreamWaitEvent(st, ev, 0), "cudaStreamWaitEvent");
+    if (ev)
+        cudaEventDestroy(ev); // released once the wait no longer needs it
+    if (after && there != here)
+        cudaSetDevice(here);
+    return s;
+}
+
 extern "C" mc_status_t mc_gpu_stream_begin(void *const *after, int n, void **stream)
 {
     cudaStream_t st;
@@ -47,16 +72,8 @@ extern "C" mc_status_t mc_gpu_stream_begin(void *const *after, int n, void **str
         mc_cuda_status(cudaStreamCreateWithFlags(&st, cudaStreamNonBlocking), "cudaStreamCreate");
     if (s)
         return s;
-    for (int i = 0; i < n && !s; i++) {
-        cudaEvent_t ev;
-        if ((s = mc_cuda_status(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming),
-                                "cudaEventCreate")))
-            break;
-        s = mc_cuda_status(cudaEventRecord(ev, (cudaStream_t)after[i]), "cudaEventRecord");
-        if (!s)
-            s = mc_cuda_status(cudaStreamWaitEvent(st, ev, 0), "cudaStreamWaitEvent");
-        cudaEventDestroy(ev); // released once the wait no longer needs it
-    }
+    for (int i = 0; i < n && !s; i++)
+        s = wait_for(st, (cudaStream_t)after[i]);
     if (s) {
         cudaStreamDestroy(st);
         return s;
