@@ -1,6 +1,7 @@
 /* Combining addends (reduction ops) for every dtype. The order of combination is the order
  * of the inputs, so every device that combines the same inputs gets the same bits. */
 #include "exec/combine.h"
+#include "exec/half.h"
 #include <math.h>
 #include <string.h>
 #include "util/util.h"
@@ -15,29 +16,11 @@ mc_status_t mc_combine_check(mc_dtype_t dtype, mc_reduce_t op)
     return MC_OK;
 }
 
-static uint32_t f32_bits(float f)
-{
-    uint32_t u;
-    memcpy(&u, &f, sizeof u);
-    return u;
-}
-
-static float bits_f32(uint32_t u)
-{
-    float f;
-    memcpy(&f, &u, sizeof f);
-    return f;
-}
-
-/* Both conversions are branch-free (selects), so that combine loops over f16 vectorize. */
+/* The conversions are half.h's (shared with the CUDA combine), wrapped so the loops below
+ * inline them. */
 static inline float f16_to_f32(uint16_t h)
 {
-    uint32_t sign = (uint32_t)(h & 0x8000) << 16, em = h & 0x7fffu;
-    /* exponent and mantissa moved into place; scaling by 2^112 rebiases normals and makes
-     * subnormals exact normals of f32 */
-    float v = bits_f32(em << 13) * 0x1p112f;
-    uint32_t u = em >= 0x7c00u ? 0x7f800000u | em << 13 : f32_bits(v); /* inf, NaN */
-    return bits_f32(sign | u);
+    return mc_half_f16_to_f32(h);
 }
 
 float mc_f16_to_f32(uint16_t h)
@@ -47,17 +30,7 @@ float mc_f16_to_f32(uint16_t h)
 
 static inline uint16_t f32_to_f16(float f)
 {
-    uint32_t u = f32_bits(f), sign = (u >> 16) & 0x8000, a = u & 0x7fffffff;
-    /* below 2^-14: a subnormal half, its units rounded to nearest even by adding 2^23 */
-    float units = bits_f32(a < 0x38800000u ? a : 0) * 0x1p24f;
-    uint32_t sub = (uint32_t)(int32_t)((units + 0x1p23f) - 0x1p23f);
-    /* normal: drop 13 mantissa bits, round to nearest even (may carry into exp) */
-    uint32_t r = a + 0xfff + ((a >> 13) & 1), normal = (r >> 13) - (112u << 10);
-    uint32_t h = a > 0x7f800000u    ? 0x7e00 | (a >> 13 & 0x3ff) /* NaN: keep it quiet */
-                 : a >= 0x477ff000u ? 0x7c00                     /* rounds to >= 65520 */
-                 : a < 0x38800000u  ? sub
-                                    : normal;
-    return (uint16_t)(sign | h);
+    return mc_half_f32_to_f16(f);
 }
 
 uint16_t mc_f32_to_f16(float f)
@@ -67,7 +40,7 @@ uint16_t mc_f32_to_f16(float f)
 
 static inline float bf16_to_f32(uint16_t h)
 {
-    return bits_f32((uint32_t)h << 16);
+    return mc_half_bf16_to_f32(h);
 }
 
 float mc_bf16_to_f32(uint16_t h)
@@ -77,10 +50,7 @@ float mc_bf16_to_f32(uint16_t h)
 
 static inline uint16_t f32_to_bf16(float f)
 {
-    uint32_t u = f32_bits(f);
-    if ((u & 0x7fffffff) > 0x7f800000u)
-        return (uint16_t)(u >> 16 | 0x40);
-    return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+    return mc_half_f32_to_bf16(f);
 }
 
 uint16_t mc_f32_to_bf16(float f)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "exec/combine.h"
+#include "exec/cuda_exec.h"
 #include "exec/exec_internal.h"
 #include "util/util.h"
 
@@ -62,7 +63,8 @@ struct mc_request {
     /* closing handshake: a "done" to and from every rank this one exchanged data with; an
      * allgather (prog NULL) is the same exchange with every rank, carrying data */
     int *peers, npeers, bye_pending;
-    chunk_xfer_t *bye; /* 2 per peer: send, receive */
+    chunk_xfer_t *bye;  /* 2 per peer: send, receive */
+    mc_cuda_exec_t gpu; /* CUDA buffers: the stream the bytes move on */
     /* single rank */
     mc_pool_job_t job;
     int linked; /* in comm->inflight */
@@ -155,6 +157,11 @@ void mc_request_fail(mc_request_t *r, mc_status_t status, const char *message)
 
 static void finish(mc_request_t *r)
 {
+    mc_status_t s = mc_cuda_exec_end(&r->gpu);
+    if (s) {
+        mc_request_fail(r, s, mc_last_error());
+        return;
+    }
     r->phase = PHASE_DONE;
     r->status = MC_OK;
     unlink_request(r);
@@ -328,7 +335,12 @@ static void combine_chunk(mc_request_t *r, int64_t opi, int64_t k)
     int64_t off, len;
     chunk_range(op, k, &off, &len);
     mc_strided_t dst = view(r, &op->dst);
-    mc_combine_boxes(r->prog->dtype, r->prog->reduce, (int)op->nin, st->in, &dst, off, len);
+    mc_status_t s = mc_cuda_exec_combine(&r->gpu, r->prog->dtype, r->prog->reduce, (int)op->nin,
+                                         st->in, &dst, off, len);
+    if (s) {
+        fail_from_last_error(r, s, -1);
+        return;
+    }
     st->completed++;
     arrived(r, opi, k);
     unit_done(r);
@@ -352,7 +364,11 @@ static void local_copy(mc_request_t *r, int64_t opi, int64_t k)
     int64_t off, len;
     chunk_range(op, k, &off, &len);
     mc_strided_t dst = view(r, &op->dst), src = view(r, &op->src);
-    mc_strided_copy(&dst, &src, off, len);
+    mc_status_t s = mc_cuda_exec_copy(&r->gpu, &dst, &src, off, len);
+    if (s) {
+        fail_from_last_error(r, s, -1);
+        return;
+    }
     st->completed++;
     arrived(r, opi, k);
     unit_done(r);
@@ -388,8 +404,9 @@ static mc_status_t post(mc_request_t *r, int64_t opi, int64_t k, int send)
     void *buf = mc_strided_range(&box, off, len);
     if (!buf) {
         buf = st->bounce + (k % st->nslots) * op->chunk_bytes;
-        if (send)
-            mc_strided_pack(&box, off, len, buf);
+        mc_status_t s = send ? mc_cuda_exec_pack(&r->gpu, &box, off, len, buf) : MC_OK;
+        if (s)
+            return s;
     }
     cx->busy = 1;
     cx->op = opi;
@@ -399,7 +416,8 @@ static mc_status_t post(mc_request_t *r, int64_t opi, int64_t k, int send)
                         .buf = buf,
                         .len = (size_t)len,
                         .on_done = on_xfer,
-                        .owner = r};
+                        .owner = r,
+                        .cuda = r->gpu.on};
     mc_transport_t *tp = r->comm->tp;
     return send ? tp->ops->send(tp, &cx->x) : tp->ops->recv(tp, &cx->x);
 }
@@ -441,7 +459,12 @@ static void on_data(mc_request_t *r, chunk_xfer_t *cx)
     if (op->kind == MC_OP_RECV && st->bounce &&
         cx->x.buf == st->bounce + (k % st->nslots) * op->chunk_bytes) {
         mc_strided_t dst = view(r, &op->dst);
-        mc_strided_unpack(&dst, k * op->chunk_bytes, (int64_t)cx->x.len, cx->x.buf);
+        mc_status_t s =
+            mc_cuda_exec_unpack(&r->gpu, &dst, k * op->chunk_bytes, (int64_t)cx->x.len, cx->x.buf);
+        if (s) {
+            fail_from_last_error(r, s, -1);
+            return;
+        }
     }
     cx->busy = 0;
     st->completed++;
@@ -593,6 +616,36 @@ static void run_task(mc_pool_job_t *job, int64_t t)
     }
 }
 
+/* ---- the single-rank path with CUDA buffers: every op queued on the request's stream ---- */
+
+static mc_status_t run_on_gpu(mc_request_t *r)
+{
+    const mc_program_t *p = r->prog;
+    mc_status_t s = MC_OK;
+    for (int64_t i = 0; i < p->nops && !s; i++) {
+        const mc_op_t *op = &p->ops[i];
+        mc_strided_t dst = view(r, &op->dst);
+        if (op->kind == MC_OP_COMBINE) {
+            s = mc_cuda_exec_combine(&r->gpu, p->dtype, p->reduce, (int)op->nin, r->ops[i].in, &dst,
+                                     0, op->bytes);
+        } else {
+            mc_strided_t src = view(r, &op->src);
+            s = mc_cuda_exec_copy(&r->gpu, &dst, &src, 0, op->bytes);
+        }
+    }
+    return s ? s : mc_cuda_exec_end(&r->gpu);
+}
+
+/* Finishes (or fails) r once its stream got through; wait: block until then. */
+static void gpu_check(mc_request_t *r, int wait)
+{
+    mc_status_t s = mc_cuda_exec_test(&r->gpu, wait);
+    if (s == MC_OK)
+        finish(r);
+    else if (s != MC_INPROGRESS)
+        mc_request_fail(r, s, mc_last_error());
+}
+
 /* ---- start, test, wait ---- */
 
 /* The caller's tiles of one side, checked where this rank's ops use them. */
@@ -613,12 +666,7 @@ static mc_status_t take_tiles(const mc_buffer_t *buf, const unsigned char *used,
                             "%s buffer of mesh index %lld is NULL (this rank owns "
                             "that device)",
                             side, (long long)i);
-        if (buf[i].memory != MC_MEMORY_HOST)
-            return mc_error(MC_ERR_UNSUPPORTED,
-                            "%s buffer of mesh index %lld: only host memory is "
-                            "supported in this build",
-                            side, (long long)i);
-        tiles[i] = buf[i].ptr;
+        tiles[i] = buf[i].ptr; /* its memory kind: mc_cuda_exec_begin */
     }
     return MC_OK;
 }
@@ -657,7 +705,7 @@ static mc_status_t prepare_combine(mc_request_t *r, const mc_op_t *op, op_state_
 }
 
 /* The transfer state of a SEND or RECV: chunk slots, and pack buffers when strided. */
-static mc_status_t prepare_xfer(const mc_op_t *op, op_state_t *st)
+static mc_status_t prepare_xfer(mc_request_t *r, const mc_op_t *op, op_state_t *st)
 {
     const mc_strided_t *box = op->kind == MC_OP_SEND ? &op->src.shape : &op->dst.shape;
     int contiguous = box->run_bytes == box->bytes;
@@ -665,8 +713,13 @@ static mc_status_t prepare_xfer(const mc_op_t *op, op_state_t *st)
     st->slots = mc_calloc((size_t)st->nslots, sizeof *st->slots);
     if (!st->slots)
         return MC_ERR_NOMEM;
-    if (!contiguous && !(st->bounce = malloc((size_t)(st->nslots * op->chunk_bytes))))
-        return mc_error(MC_ERR_NOMEM, "out of memory for pack buffers");
+    void *bounce = NULL;
+    mc_status_t s =
+        contiguous ? MC_OK
+                   : mc_cuda_exec_alloc(&r->gpu, (size_t)(st->nslots * op->chunk_bytes), &bounce);
+    st->bounce = bounce;
+    if (s)
+        return mc_error_context(s, "pack buffers");
     if (op->kind == MC_OP_SEND && !(st->avail = mc_calloc((size_t)op->nchunks, 1)))
         return MC_ERR_NOMEM;
     return MC_OK;
@@ -683,8 +736,10 @@ static mc_status_t prepare(mc_request_t *r, const mc_buffer_t *src, const mc_buf
         (s = take_tiles(dst, p->dst_used, p->dst_mesh_size, "dst", &r->dst_tile)))
         return s;
     int64_t staging = p->staging_off[p->nstaging];
-    if (staging && !(r->staging = malloc((size_t)staging)))
-        return mc_error(MC_ERR_NOMEM, "out of memory for %lld staging bytes", (long long)staging);
+    void *stage = NULL;
+    if (staging && (s = mc_cuda_exec_alloc(&r->gpu, (size_t)staging, &stage)))
+        return mc_error_context(s, "%lld staging bytes", (long long)staging);
+    r->staging = stage;
     if (!r->comm->tp && p->ninputs == 0)
         return MC_OK;
     if (!(r->ops = mc_calloc((size_t)p->nops, sizeof *r->ops)))
@@ -694,7 +749,7 @@ static mc_status_t prepare(mc_request_t *r, const mc_buffer_t *src, const mc_buf
         if (op->kind == MC_OP_COMBINE && (s = prepare_combine(r, op, &r->ops[i])))
             return s;
         if (r->comm->tp && (op->kind == MC_OP_SEND || op->kind == MC_OP_RECV) &&
-            (s = prepare_xfer(op, &r->ops[i])))
+            (s = prepare_xfer(r, op, &r->ops[i])))
             return s;
     }
     return r->comm->tp ? find_peers(r) : MC_OK;
@@ -726,7 +781,7 @@ static void request_release(mc_request_t *r)
     if (r->ops)
         for (int64_t i = 0; i < r->prog->nops; i++) {
             free(r->ops[i].slots);
-            free(r->ops[i].bounce);
+            mc_cuda_exec_release(&r->gpu, r->ops[i].bounce);
             free(r->ops[i].avail);
             free(r->ops[i].in);
             free(r->ops[i].arrivals);
@@ -736,7 +791,8 @@ static void request_release(mc_request_t *r)
     free(r->bye);
     free(r->pseq);
     free(r->members);
-    free(r->staging);
+    mc_cuda_exec_release(&r->gpu, r->staging);
+    mc_cuda_exec_free(&r->gpu);
     free(r->src_tile);
     free(r->dst_tile);
     mc_program_cache_release(r->cached);
@@ -780,11 +836,23 @@ static mc_status_t start_locked(mc_comm_t *comm, const mc_plan_t *plan, const mc
         *out = r;
         return MC_OK;
     }
-    if ((comm->tp && (s = assign_ids(r, r->prog->member))) || (s = prepare(r, src, dst)))
+    if ((comm->tp && (s = assign_ids(r, r->prog->member))) ||
+        (s = mc_cuda_exec_begin(&r->gpu, r->prog, src, dst, comm->nranks, comm->kind)))
+        goto err;
+    if (r->gpu.on && r->prog->dst_reduce != MC_REDUCE_NONE) {
+        s = mc_error(MC_ERR_UNSUPPORTED, "reshard: a Partial destination with CUDA buffers is not "
+                                         "supported yet (no fill kernel)");
+        goto err;
+    }
+    if ((s = prepare(r, src, dst)) || (s = mc_cuda_exec_ready(&r->gpu)))
         goto err;
     r->units_left = r->prog->units;
     link_request(r);
-    if (!comm->tp) {
+    if (!comm->tp && r->gpu.on) {
+        if ((s = run_on_gpu(r)))
+            goto err_unlink;
+        r->phase = PHASE_RUNNING;
+    } else if (!comm->tp) {
         r->job.run = run_task;
         r->job.ntasks = r->prog->ntasks;
         r->phase = PHASE_RUNNING;
@@ -835,7 +903,10 @@ mc_status_t mc_request_test(mc_request_t *r)
     if (!r->comm) /* over since its communicator was destroyed */
         return outcome(r);
     mc_comm_lock(r->comm);
-    if (r->job.run) {
+    if (r->gpu.on && !r->comm->tp) {
+        if (r->phase == PHASE_RUNNING)
+            gpu_check(r, 0);
+    } else if (r->job.run) {
         if (r->phase == PHASE_RUNNING && mc_pool_finished(r->comm->pool, &r->job))
             finish(r);
     } else if (r->phase < PHASE_DONE && !r->comm->progress) {
@@ -848,7 +919,10 @@ mc_status_t mc_request_test(mc_request_t *r)
 
 static mc_status_t wait_locked(mc_request_t *r)
 {
-    if (r->comm->progress) {
+    if (r->gpu.on && !r->comm->tp) {
+        if (r->phase == PHASE_RUNNING)
+            gpu_check(r, 1);
+    } else if (r->comm->progress) {
         while (r->phase < PHASE_DONE)
             mc_progress_wait(r->comm);
     } else if (r->job.run) {

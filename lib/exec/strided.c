@@ -86,19 +86,9 @@ void mc_strided_init(mc_strided_t *s, void *tile_base, const mc_box_t *tile, con
     s->base = (char *)tile_base + s->offset;
 }
 
-/* Splits byte offset off (< bytes) into outer-dim indices (idx[0..ndim-2]), the byte offset
- * of that run's start from base, and the offset inside the run. */
 static int64_t locate(const mc_strided_t *s, int64_t off, int64_t *idx, int64_t *in_run)
 {
-    int64_t r = off / s->run_bytes, pos = 0;
-    *in_run = off - r * s->run_bytes;
-    for (int d = s->ndim - 2; d >= 0; d--) {
-        int64_t q = r / s->count[d];
-        idx[d] = r - q * s->count[d];
-        pos += idx[d] * s->stride[d];
-        r = q;
-    }
-    return pos;
+    return mc_box_locate(s, off, idx, in_run);
 }
 
 /* The odometer's carry: dim ndim-2 has just run past its end (idx == count); wrap it and

@@ -2,24 +2,14 @@
  * string of its row-major linearization. Chunks of a flow are byte ranges of that string;
  * pack/unpack move a range between the box and contiguous memory, copy moves it between
  * two boxes of equal shape. Written for speed: dims are merged where contiguous, and the
- * innermost contiguous run is moved with memcpy. */
+ * innermost contiguous run is moved with memcpy. The address math is box_index.h's. */
 #ifndef MC_STRIDED_H
 #define MC_STRIDED_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include "exec/box_index.h"
 #include "meshcast/layout.h"
-
-typedef struct {
-    char *base;                  /* address of the box's first element */
-    int64_t offset;              /* of the box's first element from the tile's start */
-    int ndim;                    /* after merging, >= 1 */
-    int64_t count[MC_MAX_NDIM];  /* extent per merged dim, outer first; count[ndim-1] is
-                                    the innermost run in bytes */
-    int64_t stride[MC_MAX_NDIM]; /* byte stride per merged dim (stride[ndim-1] = 1) */
-    int64_t run_bytes;           /* innermost contiguous run: count[ndim-1] */
-    int64_t bytes;               /* total bytes of the box */
-} mc_strided_t;
 
 /* Describes box (inside tile, both in tensor coordinates, ndim dims) of a dense row-major
  * tile stored at tile_base with elem_size-byte elements. box must lie inside tile. An empty

@@ -20,6 +20,7 @@ struct mc_xfer {
     uint64_t tag; /* (peer, tag) is unique among one rank's posted sends, and receives */
     void *buf;
     size_t len; /* a receive's len equals the matching send's len */
+    int cuda;   /* buf is CUDA device memory (transports that cannot carry it are refused) */
     /* Called once, inside progress(). On error status the transport has set mc_last_error
      * to a message naming the peer and the cause. */
     void (*on_done)(mc_xfer_t *x, mc_status_t status);

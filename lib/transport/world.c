@@ -11,6 +11,9 @@
 #include "bootstrap/bootstrap.h"
 #include "transport/transport.h"
 #include "util/util.h"
+#if MESHCAST_HAVE_CUDA
+#include "gpu/gpu.h"
+#endif
 
 #define BUCKETS 1024
 
@@ -243,10 +246,16 @@ static void complete_pair(mc_world_t *w, mc_xfer_t *send, int sender, mc_xfer_t 
     w->boxes[receiver].copying++;
     pthread_mutex_unlock(&w->lock);
     int ok = send->len == recv->len;
-    if (ok && send->len)
+    mc_status_t s = MC_OK;
+#if MESHCAST_HAVE_CUDA
+    if (ok && send->len && (send->cuda || recv->cuda))
+        s = mc_gpu_memcpy(recv->buf, send->buf, send->len); /* peer copy where GPUs differ */
+    else
+#endif
+        if (ok && send->len)
         memcpy(recv->buf, send->buf, send->len);
     pthread_mutex_lock(&w->lock);
-    send->tp_status = recv->tp_status = ok ? MC_OK : MC_ERR_MISMATCH;
+    send->tp_status = recv->tp_status = !ok ? MC_ERR_MISMATCH : s;
     mailbox_t *sb = &w->boxes[sender], *rb = &w->boxes[receiver];
     sb->copying--;
     rb->copying--;
@@ -323,10 +332,10 @@ static mc_status_t threads_progress(mc_transport_t *tp, double wait_s)
     while (x) {
         mc_xfer_t *next = x->tp_data;
         if (x->tp_status)
-            mc_error(x->tp_status,
-                     "rank %d: message %llu with rank %d: sizes differ between "
-                     "sender and receiver",
-                     tp->rank, (unsigned long long)x->tag, x->peer);
+            mc_error(x->tp_status, "rank %d: message %llu with rank %d: %s", tp->rank,
+                     (unsigned long long)x->tag, x->peer,
+                     x->tp_status == MC_ERR_MISMATCH ? "sizes differ between sender and receiver"
+                                                     : "the copy between GPU buffers failed");
         x->on_done(x, x->tp_status);
         x = next;
     }

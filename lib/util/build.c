@@ -12,6 +12,9 @@
 #if MESHCAST_HAVE_HWLOC
 #include <hwloc.h>
 #endif
+#if MESHCAST_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
 
 static void ucx_version(char *buf, size_t len)
 {
@@ -47,6 +50,16 @@ static void hwloc_version(char *buf, size_t len)
 #endif
 }
 
+/* The CUDA runtime this build was compiled against (no driver call: none may be there). */
+static void cuda_version(char *buf, size_t len)
+{
+#if MESHCAST_HAVE_CUDA
+    snprintf(buf, len, "%d.%d", CUDART_VERSION / 1000, CUDART_VERSION % 1000 / 10);
+#else
+    (void)buf, (void)len;
+#endif
+}
+
 static const struct {
     const char *name;
     int built;
@@ -55,8 +68,8 @@ static const struct {
     {"UCX", MESHCAST_HAVE_UCX, ucx_version},
     {"MPI", MESHCAST_HAVE_MPI, mpi_version},
     {"hwloc", MESHCAST_HAVE_HWLOC, hwloc_version},
-    {"CUDA", 0, NULL}, /* no GPU transport yet */
-    {"NCCL", 0, NULL},
+    {"CUDA", MESHCAST_HAVE_CUDA, cuda_version},
+    {"NCCL", 0, NULL}, /* found or not, nothing uses it yet (docs/gpu.md) */
 };
 
 size_t mc_build_dep_count(void)

@@ -30,6 +30,10 @@ static const mc_setting_t settings[] = {
      "1 = UCX ranks on one host use shared memory (faster; a dead peer there is noticed only "
      "after TIMEOUT); 0 = every peer over a failure-detecting endpoint (TCP on one host)",
      MC_SETTING_INTEGER, 0, 1},
+    {"GPUS", "0",
+     "GPUs that logical devices map to (device d on GPU d % GPUS; 1 = every device on one GPU, "
+     "to test multi-device plans there); 0 = every visible GPU",
+     MC_SETTING_INTEGER, 0, 1024},
 };
 
 size_t mc_setting_count(void)

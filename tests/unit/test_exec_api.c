@@ -102,6 +102,10 @@ static void test_bad_arguments(void **state)
     c.sbuf[1].memory = MC_MEMORY_CUDA;
     assert_int_equal(mc_reshard_start(comm, c.plan, c.sbuf, c.dbuf, NULL, &req),
                      MC_ERR_UNSUPPORTED);
+    assert_non_null(strstr(mc_last_error(), "host and CUDA buffers mixed"));
+    c.sbuf[1].memory = (mc_memory_t)7;
+    assert_int_equal(mc_reshard_start(comm, c.plan, c.sbuf, c.dbuf, NULL, &req), MC_ERR_INVALID);
+    assert_non_null(strstr(mc_last_error(), "unknown memory kind 7"));
     c.sbuf[1].memory = MC_MEMORY_HOST;
     mc_reshard_params_t rp = {.field_mask = MC_RESHARD_PARAM_CHUNK_BYTES, .chunk_bytes = 0};
     assert_int_equal(mc_reshard_start(comm, c.plan, c.sbuf, c.dbuf, &rp, &req), MC_ERR_INVALID);
