@@ -35,7 +35,10 @@ def main() -> int:
                 return 1
             checked += t.nbytes
         comm.barrier()
-        print(f"rank {comm.rank} of {comm.nranks} ({comm.transport}): ok, {checked} bytes checked")
+        # one write, flushed: mpirun forwards each rank's output in chunks as they come
+        sys.stdout.write(f"rank {comm.rank} of {comm.nranks} ({comm.transport}): ok, "
+                         f"{checked} bytes checked\n")
+        sys.stdout.flush()
     return 0
 
 
