@@ -8,6 +8,10 @@
 #include "layouts/pieces.h"
 #include "meshcast/plan.h"
 
+/* The least chunk mc_plan_set_chunks gives a flow; strategies model a hop's pipeline fill
+ * with it. */
+#define MC_PLAN_MIN_CHUNK_BYTES (256 << 10)
+
 typedef struct {
     int64_t from, to; /* device ids; from holds the flow's box, or received it earlier */
 } mc_edge_t;

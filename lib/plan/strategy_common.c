@@ -103,9 +103,6 @@ mc_status_t mc_pieces_by_size(const mc_pieces_t *pieces, int64_t **out)
     return MC_OK;
 }
 
-/* The chunk a hop's pipeline fill is modelled with: the least chunk size (plan.c). */
-#define FAN_CHUNK_BYTES (256 << 10)
-
 /* Levels below the root of a k-ary tree of n nodes. */
 static int tree_depth(int64_t k, int64_t n)
 {
@@ -123,7 +120,7 @@ static int tree_depth(int64_t k, int64_t n)
 static int64_t fan_degree(const mc_topology_t *topo, int count, double bytes)
 {
     mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
-    double nic = bytes / mc_topology_nic_in(topo), chunk = fmin(bytes, FAN_CHUNK_BYTES);
+    double nic = bytes / mc_topology_nic_in(topo), chunk = fmin(bytes, MC_PLAN_MIN_CHUNK_BYTES);
     double hop = intra.latency + chunk / intra.bandwidth, best = INFINITY;
     int64_t best_k = 1;
     for (int64_t k = 1; k < count; k++) {

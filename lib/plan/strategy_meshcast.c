@@ -26,8 +26,6 @@
 /* The fine policy's least stripe: small tensors that many devices need get more stripes,
  * so more devices share the forwarding (more messages, each paying α). */
 #define FINE_STRIPE_BYTES (256 << 10)
-/* The chunk a hop's pipeline fill is modelled with: the least chunk size (plan.c). */
-#define FILL_CHUNK_BYTES (256 << 10)
 /* Pieces up to which lb_order's plan is among the candidates (it plans 128 in ~2 ms). */
 #define LB_ORDER_MAX_PIECES 128
 
@@ -115,7 +113,7 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
     for (int st = 0; st < k && !s; st++) {
         double bytes = (double)(mc_box_volume(&c->stripes[st], ndim) * plan->pieces->elem_size);
         double hop = mc_topology_link(topo, MC_LINK_NIC).latency +
-                     fmin(bytes, FILL_CHUNK_BYTES) / mc_topology_nic_in(topo);
+                     fmin(bytes, MC_PLAN_MIN_CHUNK_BYTES) / mc_topology_nic_in(topo);
         s = mc_plan_add_flow(plan, i, &c->stripes[st]);
         /* hosts that hold the piece: chain from a local holder */
         for (int g = 0; g < nn && !s; g++) {
