@@ -10,21 +10,10 @@
 #include <string.h>
 #include <time.h>
 #include "exec/combine.h"
+#define BENCH_NAME "combine_speed"
+#include "bench_util.h"
 
 #define NIN 4
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 static const mc_dtype_t dtypes[] = {MC_DTYPE_F64, MC_DTYPE_F32, MC_DTYPE_F16, MC_DTYPE_BF16,
                                     MC_DTYPE_I64, MC_DTYPE_I32, MC_DTYPE_I16, MC_DTYPE_I8,
@@ -106,19 +95,19 @@ int main(int argc, char **argv)
             mc_strided_init(&sout, out, &tile, &box, 2, (size_t)es);
             int64_t len = n / cols * cols * es;
             for (int r = 0; r < repeats; r++) {
-                double t0 = now();
+                double t0 = bench_wall_now();
                 mc_combine_boxes(dt, (mc_reduce_t)op, NIN, sin, &sout, 0, len);
-                double t1 = now();
+                double t1 = bench_wall_now();
                 mc_combine_boxes(dt, (mc_reduce_t)op, NIN, swide, &sout, 0, len);
-                double t2 = now();
+                double t2 = bench_wall_now();
                 memcpy(out, in[r % NIN], (size_t)len);
-                double t3 = now();
+                double t3 = bench_wall_now();
                 t[r] = t1 - t0;
                 t[repeats + r] = t2 - t1;
                 t[2 * repeats + r] = t3 - t2;
             }
             for (int k = 0; k < 3; k++)
-                qsort(t + k * repeats, (size_t)repeats, sizeof *t, cmp_double);
+                qsort(t + k * repeats, (size_t)repeats, sizeof *t, bench_cmp_double);
             double c = (double)len * (NIN + 1) / t[repeats / 2] / 1e9;
             double s = (double)len * (NIN + 1) / t[repeats + repeats / 2] / 1e9;
             double m = (double)len * 2 / t[2 * repeats + repeats / 2] / 1e9;

@@ -12,68 +12,36 @@
 #include "exec/program.h"
 #include "meshcast/meshcast.h"
 #include "plan/plan_internal.h"
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* the machine may be busy: CPU time */
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static void die(const char *what)
-{
-    fprintf(stderr, "compile_speed: %s: %s\n", what, mc_last_error());
-    exit(1);
-}
-
-static mc_layout_t *layout(const int64_t *shape, const char *mesh_text, int64_t first,
-                           const char *spec_text)
-{
-    mc_mesh_t *mesh;
-    mc_spec_t *spec;
-    mc_layout_t *l;
-    if (mc_mesh_parse(mesh_text, NULL, first, &mesh) || mc_spec_parse(spec_text, mesh, 3, &spec) ||
-        mc_layout_create(3, shape, MC_DTYPE_F32, mesh, spec, &l))
-        die("layout");
-    mc_spec_destroy(spec);
-    mc_mesh_destroy(mesh);
-    return l;
-}
+#define BENCH_NAME "compile_speed"
+#include "bench_util.h"
 
 static void run_case(const char *name, const int64_t *shape, const char *smesh, const char *sspec,
                      const char *dmesh, const char *dspec, int64_t dfirst, int64_t hosts,
                      const char *strategy, int repeats)
 {
-    mc_layout_t *src = layout(shape, smesh, 0, sspec);
-    mc_layout_t *dst = layout(shape, dmesh, dfirst, dspec);
+    mc_layout_t *src = bench_layout(3, shape, smesh, 0, sspec);
+    mc_layout_t *dst = bench_layout(3, shape, dmesh, dfirst, dspec);
     mc_topology_t *topo;
     mc_plan_t *plan;
     mc_plan_params_t params = {.field_mask = MC_PLAN_PARAM_STRATEGY | MC_PLAN_PARAM_SENDER};
     if (mc_strategy_parse(strategy, &params.strategy, &params.sender) ||
         mc_topology_load("dgx-h100", &topo) || mc_topology_set_hosts(topo, hosts) ||
         mc_plan_create(src, dst, topo, &params, &plan))
-        die(name);
+        bench_die(name);
     double *t = calloc((size_t)repeats, sizeof *t);
     int64_t nops = 0;
     for (int r = 0; t && r < repeats; r++) {
         mc_program_t *p;
-        double t0 = now();
+        double t0 = bench_cpu_now();
         if (mc_program_compile(plan, 0, 1, 0, &p))
-            die("compile");
-        t[r] = now() - t0;
+            bench_die("compile");
+        t[r] = bench_cpu_now() - t0;
         nops = p->nops;
         mc_program_destroy(p);
     }
     if (!t)
         exit(1);
-    qsort(t, (size_t)repeats, sizeof *t, cmp_double);
-    double med = t[repeats / 2];
+    double med = bench_median(t, repeats);
     printf("%-22s %8lld %8lld %8lld %12.3f %10.1f\n", name, (long long)plan->nflows,
            (long long)plan->nedges, (long long)nops, 1e3 * med, 1e9 * med / (double)plan->nedges);
     free(t);

@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 #include "meshcast/meshcast.h"
+#define BENCH_NAME "exec_speed"
+#include "bench_util.h"
 
 #define SEED 0x65786563ULL
 #define COLS 4096 /* f32 columns: 16 KiB rows */
@@ -43,31 +45,6 @@ typedef struct {
     int64_t wrong;
 } result_t;
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
-static void die(const char *what)
-{
-    fprintf(stderr, "exec_speed: %s: %s\n", what, mc_last_error());
-    exit(1);
-}
-
 /* Allocated and written once, so its pages exist before anything is timed. */
 static char *touched(int64_t bytes)
 {
@@ -88,9 +65,9 @@ static mc_layout_t *make_layout(int64_t rows, const char *mesh_text, int64_t fir
     mc_spec_t *spec;
     mc_layout_t *l;
     if (mc_mesh_parse(mesh_text, NULL, first, &mesh) || mc_spec_parse(spec_text, mesh, 2, &spec))
-        die("layout");
+        bench_die("layout");
     if (mc_layout_create(2, shape, MC_DTYPE_F32, mesh, spec, &l))
-        die("layout");
+        bench_die("layout");
     mc_spec_destroy(spec);
     mc_mesh_destroy(mesh);
     return l;
@@ -100,7 +77,7 @@ static int64_t tile_bytes(const mc_layout_t *l, int64_t dev)
 {
     mc_box_t b;
     if (mc_layout_tile(l, dev, &b))
-        die("tile");
+        bench_die("tile");
     int64_t n = 4;
     for (int d = 0; d < mc_layout_ndim(l); d++)
         n *= b.hi[d] - b.lo[d];
@@ -120,7 +97,7 @@ static mc_buffer_t *make_tiles(const mc_layout_t *l, int fill)
         t[i].ptr = touched(tile_bytes(l, dev));
         t[i].memory = MC_MEMORY_HOST;
         if (fill && mc_pattern_fill(l, dev, SEED, t[i].ptr))
-            die("pattern fill");
+            bench_die("pattern fill");
     }
     return t;
 }
@@ -175,9 +152,9 @@ static void measure(const case_t *c, int64_t rows, int repeats, int threads, mc_
     mc_plan_stats_t st;
     if (mc_topology_load("p3.8xlarge", &topo) ||
         mc_topology_set_hosts(topo, (src_n + dst_n + 3) / 4))
-        die("topology");
+        bench_die("topology");
     if (mc_plan_create(src, dst, topo, NULL, &plan) || mc_plan_query(plan, &st))
-        die("plan");
+        bench_die("plan");
     int64_t bytes = st.nic_bytes + st.intra_host_bytes + st.local_bytes, needed = 0;
     for (int64_t i = 0; i < dst_n; i++)
         needed += tile_bytes(dst, mc_mesh_device(mc_layout_mesh(dst), i));
@@ -191,12 +168,12 @@ static void measure(const case_t *c, int64_t rows, int repeats, int threads, mc_
 
     /* Correctness first, untimed: zeroed destinations, one run, every element checked. */
     if (mc_reshard(comm, plan, s, d, NULL))
-        die("reshard");
+        bench_die("reshard");
     res->wrong = 0;
     for (int64_t i = 0; i < dst_n; i++) {
         int64_t w;
         if (mc_pattern_check(dst, mc_mesh_device(mc_layout_mesh(dst), i), SEED, d[i].ptr, &w))
-            die("pattern check");
+            bench_die("pattern check");
         res->wrong += w;
     }
 
@@ -204,14 +181,14 @@ static void measure(const case_t *c, int64_t rows, int repeats, int threads, mc_
     if (!t)
         exit(1);
     for (int r = 0; r <= repeats; r++) { /* repeat 0 warms up */
-        double t0 = now();
+        double t0 = bench_wall_now();
         if (mc_reshard(comm, plan, s, d, NULL))
-            die("reshard");
-        double t1 = now();
+            bench_die("reshard");
+        double t1 = bench_wall_now();
         memcpy(b, a, (size_t)bytes);
-        double t2 = now();
+        double t2 = bench_wall_now();
         memcpy_threads(b, a, bytes, threads + 1);
-        double t3 = now();
+        double t3 = bench_wall_now();
         t[r] = t1 - t0;
         t[repeats + 1 + r] = t2 - t1;
         t[2 * (repeats + 1) + r] = t3 - t2;
@@ -219,10 +196,10 @@ static void measure(const case_t *c, int64_t rows, int repeats, int threads, mc_
     res->bytes = bytes;
     res->pieces = st.pieces;
     res->flows = st.flows;
-    res->exec_s = median(t + 1, repeats);
+    res->exec_s = bench_median(t + 1, repeats);
     res->exec_gbs = (double)bytes / res->exec_s / 1e9;
-    res->memcpy_gbs = (double)bytes / median(t + repeats + 2, repeats) / 1e9;
-    res->memcpy_t_gbs = (double)bytes / median(t + 2 * (repeats + 1) + 1, repeats) / 1e9;
+    res->memcpy_gbs = (double)bytes / bench_median(t + repeats + 2, repeats) / 1e9;
+    res->memcpy_t_gbs = (double)bytes / bench_median(t + 2 * (repeats + 1) + 1, repeats) / 1e9;
     free(t);
     free(a);
     free(b);
@@ -278,7 +255,7 @@ int main(int argc, char **argv)
     mc_comm_params_t cp = {.field_mask = MC_COMM_PARAM_THREADS, .threads = threads};
     mc_comm_t *comm;
     if (mc_comm_create(&cp, &comm))
-        die("communicator");
+        bench_die("communicator");
 
     result_t res[NCASES];
     printf("# exec_speed: f32 [%lld, %d] (%lld MiB), transport %s, %d rank, %d pool "

@@ -17,6 +17,8 @@
 #include <string.h>
 #include <time.h>
 #include "meshcast/meshcast.h"
+#define BENCH_NAME "overlap"
+#include "bench_util.h"
 
 #define TILE 256
 #define SEED 0x6f7665ULL
@@ -33,36 +35,11 @@ typedef struct {
     int64_t wrong;
 } bench_t;
 
-static void die(const char *what)
-{
-    fprintf(stderr, "overlap: %s: %s\n", what, mc_last_error());
-    exit(1);
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *x, const void *y)
-{
-    double a = *(const double *)x, b = *(const double *)y;
-    return (a > b) - (a < b);
-}
-
-static double median(double *v, int n)
-{
-    qsort(v, (size_t)n, sizeof *v, cmp_double);
-    return v[n / 2];
-}
-
 static size_t tile_bytes(const mc_layout_t *l, int64_t device)
 {
     mc_box_t b;
     if (mc_layout_tile(l, device, &b))
-        die("tile");
+        bench_die("tile");
     return (size_t)((b.hi[0] - b.lo[0]) * (b.hi[1] - b.lo[1])) * sizeof(float);
 }
 
@@ -75,7 +52,7 @@ static void tile(bench_t *bt)
 static void barrier(bench_t *bt)
 {
     if (mc_comm_allgather(bt->comm, NULL, NULL, 0))
-        die("barrier");
+        bench_die("barrier");
 }
 
 static void check(bench_t *bt)
@@ -84,7 +61,7 @@ static void check(bench_t *bt)
         int64_t w = 0;
         if (bt->dbuf[i].ptr && mc_pattern_check(bt->dst, mc_mesh_device(mc_layout_mesh(bt->dst), i),
                                                 SEED, bt->dbuf[i].ptr, &w))
-            die("check");
+            bench_die("check");
         bt->wrong += w;
         if (bt->dbuf[i].ptr) /* the next run must write every byte again */
             memset(bt->dbuf[i].ptr, 0, tile_bytes(bt->dst, 4 + i));
@@ -98,11 +75,11 @@ static void buffers(bench_t *bt, const mc_topology_t *topo, int rank)
         if (mc_device_owner(topo, 2, i) == rank) {
             bt->sbuf[i].ptr = malloc(tile_bytes(bt->src, i));
             if (!bt->sbuf[i].ptr || mc_pattern_fill(bt->src, i, SEED, bt->sbuf[i].ptr))
-                die("source");
+                bench_die("source");
         }
         if (mc_device_owner(topo, 2, 4 + i) == rank &&
             !(bt->dbuf[i].ptr = calloc(tile_bytes(bt->dst, 4 + i), 1)))
-            die("destination");
+            bench_die("destination");
     }
 }
 
@@ -110,7 +87,7 @@ static void setup(bench_t *bt, int64_t mib)
 {
     mc_comm_params_t p = {.field_mask = MC_COMM_PARAM_TRANSPORT, .transport = MC_TRANSPORT_UCX};
     if (mc_comm_create(&p, &bt->comm))
-        die("comm");
+        bench_die("comm");
     if (mc_comm_nranks(bt->comm) != 2) {
         fprintf(stderr, "overlap: needs 2 ranks, one per host (testbed launch --ranks 2)\n");
         exit(2);
@@ -127,7 +104,7 @@ static void setup(bench_t *bt, int64_t mib)
         mc_layout_create(2, shape, MC_DTYPE_F32, dm, ds, &bt->dst) ||
         mc_topology_load("cpu-testbed", &topo) || mc_topology_set_hosts(topo, 2) ||
         mc_plan_create(bt->src, bt->dst, topo, NULL, &bt->plan))
-        die("plan");
+        bench_die("plan");
     buffers(bt, topo, mc_comm_rank(bt->comm));
     mc_mesh_destroy(sm);
     mc_mesh_destroy(dm);
@@ -138,7 +115,7 @@ static void setup(bench_t *bt, int64_t mib)
     bt->b = malloc(sizeof(float) * TILE * TILE);
     bt->c = calloc(TILE * TILE, sizeof(float));
     if (!bt->a || !bt->b || !bt->c)
-        die("tiles");
+        bench_die("tiles");
     for (int i = 0; i < TILE * TILE; i++) {
         bt->a[i] = (float)(i % 7) / 7.0f;
         bt->b[i] = (float)(i % 5) / 5.0f;
@@ -160,21 +137,14 @@ static void teardown(bench_t *bt)
     mc_comm_destroy(bt->comm);
 }
 
-static double cpu_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 /* The reshard alone: seconds. */
 static double reshard_alone(bench_t *bt)
 {
     barrier(bt);
-    double t0 = now();
+    double t0 = bench_wall_now();
     if (mc_reshard(bt->comm, bt->plan, bt->sbuf, bt->dbuf, NULL))
-        die("reshard");
-    double t = now() - t0;
+        bench_die("reshard");
+    double t = bench_wall_now() - t0;
     check(bt);
     return t;
 }
@@ -183,11 +153,11 @@ static double reshard_alone(bench_t *bt)
 static void compute_alone(bench_t *bt, int k, double *wall, double *cpu)
 {
     barrier(bt);
-    double t0 = now(), c0 = cpu_now();
+    double t0 = bench_wall_now(), c0 = bench_cpu_now();
     for (int i = 0; i < k; i++)
         tile(bt);
-    *wall = now() - t0;
-    *cpu = cpu_now() - c0;
+    *wall = bench_wall_now() - t0;
+    *cpu = bench_cpu_now() - c0;
 }
 
 /* K tiles with the reshard in flight: compute wall and CPU seconds, then the wait. */
@@ -195,20 +165,20 @@ static void overlapped(bench_t *bt, int k, double *wall, double *cpu, double *wa
 {
     mc_request_t *req;
     barrier(bt);
-    double t0 = now(), c0 = cpu_now();
+    double t0 = bench_wall_now(), c0 = bench_cpu_now();
     if (mc_reshard_start(bt->comm, bt->plan, bt->sbuf, bt->dbuf, NULL, &req))
-        die("start");
+        bench_die("start");
     for (int i = 0; i < k; i++) {
         tile(bt);
         if (bt->caller && mc_request_test(req) < 0)
-            die("test");
+            bench_die("test");
     }
-    double t1 = now();
-    *cpu = cpu_now() - c0;
+    double t1 = bench_wall_now();
+    *cpu = bench_cpu_now() - c0;
     if (mc_request_wait(req))
-        die("wait");
+        bench_die("wait");
     *wall = t1 - t0;
-    *wait = now() - t1;
+    *wait = bench_wall_now() - t1;
     mc_request_free(req);
     check(bt);
 }
@@ -218,7 +188,7 @@ static double max_over_ranks(bench_t *bt, double x)
 {
     double both[2];
     if (mc_comm_allgather(bt->comm, &x, both, sizeof x))
-        die("allgather");
+        bench_die("allgather");
     return fmax(both[0], both[1]);
 }
 
@@ -238,7 +208,7 @@ int main(int argc, char **argv)
     double *col[NCOL], cpu, wall, tile_s = 0;
     for (int j = 0; j < NCOL; j++)
         if (!(col[j] = calloc((size_t)repeats, sizeof(double))))
-            die("memory");
+            bench_die("memory");
     reshard_alone(&bt); /* warm-up: connections, the program cache */
     double c = max_over_ranks(&bt, reshard_alone(&bt));
     compute_alone(&bt, 64, &wall, &cpu);
@@ -261,12 +231,12 @@ int main(int argc, char **argv)
     }
     double row[NCOL], rows[2 * NCOL];
     for (int j = 0; j < NCOL; j++)
-        row[j] = median(col[j], repeats);
+        row[j] = bench_median(col[j], repeats);
     if (mc_comm_allgather(bt.comm, row, rows, sizeof row))
-        die("allgather");
+        bench_die("allgather");
     int64_t wrong[2];
     if (mc_comm_allgather(bt.comm, &bt.wrong, wrong, sizeof bt.wrong))
-        die("allgather");
+        bench_die("allgather");
     if (mc_comm_rank(bt.comm) == 0) {
         printf("# overlap: %lld MiB host 0 -> host 1, progress %s, %d repeats, K = %d tiles of "
                "%dx%d sgemm (%.3f ms each)\n",

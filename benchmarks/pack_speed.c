@@ -13,6 +13,8 @@
 #include <string.h>
 #include <time.h>
 #include "exec/strided.h"
+#define BENCH_NAME "pack_speed"
+#include "bench_util.h"
 
 enum { OP_PACK, OP_UNPACK, OP_COPY, OP_MEMCPY, OP_READ, NOPS };
 
@@ -20,19 +22,6 @@ typedef struct {
     int64_t run;
     double gbs[NOPS];
 } result_t;
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
 
 /* Allocated and written once, so its pages exist before anything is timed. */
 static char *touched(int64_t bytes, int value)
@@ -97,7 +86,7 @@ static int measure(int64_t run, int64_t total, int repeats, result_t *res)
     /* Repeat 0 warms up and is not counted. */
     for (int r = 0; r <= repeats; r++) {
         for (int op = 0; op < NOPS; op++) {
-            double t0 = now();
+            double t0 = bench_wall_now();
             switch (op) {
             case OP_PACK:
                 mc_strided_pack(&sa, 0, bytes, flat);
@@ -114,7 +103,7 @@ static int measure(int64_t run, int64_t total, int repeats, result_t *res)
             default:
                 sink += box_read(&sa);
             }
-            t[op * (repeats + 1) + r] = now() - t0;
+            t[op * (repeats + 1) + r] = bench_wall_now() - t0;
         }
     }
     /* The last op of every kind must have moved the box: flat2 (memcpy of pack's output),
@@ -132,8 +121,7 @@ static int measure(int64_t run, int64_t total, int repeats, result_t *res)
     res->run = run;
     for (int op = 0; op < NOPS; op++) {
         double *v = t + op * (repeats + 1) + 1;
-        qsort(v, (size_t)repeats, sizeof *v, cmp_double);
-        double med = repeats % 2 ? v[repeats / 2] : 0.5 * (v[repeats / 2 - 1] + v[repeats / 2]);
+        double med = bench_median(v, repeats);
         res->gbs[op] = (double)bytes / med / 1e9;
     }
     free(t);

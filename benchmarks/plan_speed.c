@@ -9,12 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include "meshcast/meshcast.h"
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#define BENCH_NAME "plan_speed"
+#include "bench_util.h"
 
 static int check(mc_status_t s, const char *what)
 {
@@ -82,7 +78,7 @@ int main(int argc, char **argv)
                     ms[r] = st.plan_ms;
                     mc_plan_destroy(plan);
                 }
-                qsort(ms, (size_t)repeats, sizeof *ms, cmp_double);
+                qsort(ms, (size_t)repeats, sizeof *ms, bench_cmp_double);
                 char specs[32];
                 snprintf(specs, sizeof specs, "%s>%s", patterns[p].src, patterns[p].dst);
                 fflush(stdout);

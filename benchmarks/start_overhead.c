@@ -11,41 +11,10 @@
 #include <string.h>
 #include <time.h>
 #include "meshcast/meshcast.h"
+#define BENCH_NAME "start_overhead"
+#include "bench_util.h"
 
 #define SEED 0x73746172ULL
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts); /* the machine may be busy: CPU time */
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static void die(const char *what)
-{
-    fprintf(stderr, "start_overhead: %s: %s\n", what, mc_last_error());
-    exit(1);
-}
-
-static mc_layout_t *layout(const int64_t *shape, const char *mesh_text, int64_t first,
-                           const char *spec_text)
-{
-    mc_mesh_t *mesh;
-    mc_spec_t *spec;
-    mc_layout_t *l;
-    if (mc_mesh_parse(mesh_text, NULL, first, &mesh) || mc_spec_parse(spec_text, mesh, 3, &spec) ||
-        mc_layout_create(3, shape, MC_DTYPE_F32, mesh, spec, &l))
-        die("layout");
-    mc_spec_destroy(spec);
-    mc_mesh_destroy(mesh);
-    return l;
-}
 
 static mc_buffer_t *tiles(const mc_layout_t *l, int fill)
 {
@@ -55,7 +24,7 @@ static mc_buffer_t *tiles(const mc_layout_t *l, int fill)
     for (int64_t i = 0; t && i < n; i++) {
         mc_box_t b;
         if (mc_layout_tile(l, mc_mesh_device(m, i), &b))
-            die("tile");
+            bench_die("tile");
         int64_t bytes = 4;
         for (int d = 0; d < 3; d++)
             bytes *= b.hi[d] - b.lo[d];
@@ -73,14 +42,14 @@ static void run_case(const char *name, const int64_t *shape, const char *smesh, 
                      const char *dmesh, const char *dspec, int64_t dfirst, int64_t hosts,
                      int repeats)
 {
-    mc_layout_t *src = layout(shape, smesh, 0, sspec);
-    mc_layout_t *dst = layout(shape, dmesh, dfirst, dspec);
+    mc_layout_t *src = bench_layout(3, shape, smesh, 0, sspec);
+    mc_layout_t *dst = bench_layout(3, shape, dmesh, dfirst, dspec);
     mc_topology_t *topo;
     mc_plan_t *plan;
     mc_comm_t *comm;
     if (mc_topology_load("dgx-h100", &topo) || mc_topology_set_hosts(topo, hosts) ||
         mc_plan_create(src, dst, topo, NULL, &plan) || mc_comm_create(NULL, &comm))
-        die(name);
+        bench_die(name);
     mc_plan_stats_t st;
     mc_plan_query(plan, &st);
     mc_buffer_t *s = tiles(src, 1), *d = tiles(dst, 0);
@@ -88,23 +57,22 @@ static void run_case(const char *name, const int64_t *shape, const char *smesh, 
     int64_t wrong = 0, nd = mc_mesh_size(mc_layout_mesh(dst));
     for (int r = 0; r < repeats; r++) {
         mc_request_t *req;
-        double t0 = now();
+        double t0 = bench_cpu_now();
         if (mc_reshard_start(comm, plan, s, d, NULL, &req))
-            die("start");
-        t[r] = now() - t0;
+            bench_die("start");
+        t[r] = bench_cpu_now() - t0;
         if (mc_request_wait(req))
-            die("wait");
+            bench_die("wait");
         mc_request_free(req);
         for (int64_t i = 0; i < nd; i++) {
             int64_t w = 0;
             if (mc_pattern_check(dst, mc_mesh_device(mc_layout_mesh(dst), i), SEED, d[i].ptr, &w))
-                die("check");
+                bench_die("check");
             wrong += w;
         }
     }
     double first = t[0];
-    qsort(t + 1, (size_t)repeats - 1, sizeof *t, cmp_double);
-    double later = t[1 + (repeats - 1) / 2];
+    double later = bench_median(t + 1, repeats - 1);
     printf("%-14s %8lld %8lld %12.3f %12.3f %8.2f%% %9lld %6lld\n", name, (long long)st.pieces,
            (long long)st.flows, 1e3 * first, 1e3 * later, 100 * later / first,
            (long long)mc_comm_programs_compiled(comm), (long long)wrong);
