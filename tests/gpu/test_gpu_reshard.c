@@ -7,10 +7,10 @@
  * names the test's stream, and the destination is read back on that stream right after the
  * request completes, so the end event's ordering is exercised. Exits 77 when no GPU is
  * visible. */
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../unit/exec_harness.h"
 #include "../unit/random_case.h"
 #include "gpu_common.h"
 
@@ -88,75 +88,6 @@ static void tiles_free(tiles_t *t)
     free(t->bytes);
 }
 
-typedef struct {
-    mc_world_t *world;
-    int rank;
-    const mc_plan_t *plan;
-    const mc_buffer_t *src, *dst;
-    int64_t chunk;
-    mc_status_t status;
-    char error[512];
-} rank_arg_t;
-
-static void *rank_main(void *arg)
-{
-    rank_arg_t *a = arg;
-    mc_comm_params_t p = {.field_mask = MC_COMM_PARAM_WORLD | MC_COMM_PARAM_TIMEOUT,
-                          .world = a->world,
-                          .world_rank = a->rank,
-                          .timeout_s = 60};
-    mc_comm_t *comm = NULL;
-    mc_reshard_params_t rp = {.field_mask = a->chunk ? MC_RESHARD_PARAM_CHUNK_BYTES : 0,
-                              .chunk_bytes = a->chunk};
-    a->status = mc_comm_create(&p, &comm);
-    if (!a->status)
-        a->status = mc_reshard(comm, a->plan, a->src, a->dst, &rp);
-    if (a->status)
-        snprintf(a->error, sizeof a->error, "%s", mc_last_error());
-    mc_comm_destroy(comm);
-    return NULL;
-}
-
-static mc_status_t execute(const mc_plan_t *plan, int nranks, const tiles_t *src,
-                           const tiles_t *dst, int64_t chunk, char *err, size_t err_len)
-{
-    mc_status_t s = MC_OK;
-    if (nranks == 1) {
-        mc_comm_t *comm = NULL;
-        mc_reshard_params_t rp = {.field_mask = chunk ? MC_RESHARD_PARAM_CHUNK_BYTES : 0,
-                                  .chunk_bytes = chunk};
-        mc_request_t *req = NULL;
-        if ((s = mc_comm_create(NULL, &comm)) == MC_OK &&
-            (s = mc_reshard_start(comm, plan, src->bufs, dst->bufs, &rp, &req)) == MC_OK) {
-            while ((s = mc_request_test(req)) == MC_INPROGRESS)
-                ;
-            mc_request_free(req);
-        }
-        if (s)
-            snprintf(err, err_len, "%s", mc_last_error());
-        mc_comm_destroy(comm);
-        return s;
-    }
-    mc_world_t *world = NULL;
-    rank_arg_t args[8];
-    pthread_t th[8];
-    if ((s = mc_world_create(nranks, &world)))
-        return s;
-    for (int r = 0; r < nranks; r++) {
-        args[r] = (rank_arg_t){world, r, plan, src->bufs, dst->bufs, chunk, MC_OK, ""};
-        pthread_create(&th[r], NULL, rank_main, &args[r]);
-    }
-    for (int r = 0; r < nranks; r++) {
-        pthread_join(th[r], NULL);
-        if (args[r].status && !s) {
-            s = args[r].status;
-            snprintf(err, err_len, "rank %d: %s", r, args[r].error);
-        }
-    }
-    mc_world_destroy(world);
-    return s;
-}
-
 static void run_case(uint64_t seed, int64_t *nruns)
 {
     rc_case_t c;
@@ -184,7 +115,7 @@ static void run_case(uint64_t seed, int64_t *nruns)
         int64_t chunk = rc_range(&rng, 0, 2) == 0 ? rc_range(&rng, 1, 64) : 0;
         tiles_t dst;
         tiles_make(&dst, c.dst, 0, seed);
-        mc_status_t s = execute(plan, nranks, &src, &dst, chunk, err, sizeof err);
+        mc_status_t s = eh_execute(plan, nranks, src.bufs, dst.bufs, chunk, 60, err, sizeof err);
         (*nruns)++;
         int64_t wrong = s ? 0 : tiles_wrong(&dst, seed);
         if (s || wrong) {

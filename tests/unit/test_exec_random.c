@@ -4,7 +4,6 @@
  * ranks as threads (the chunk engine over the in-process transport), with chunk sizes from
  * tiny (many chunks, pack/unpack of partial rows) to whole flows. MC_TEST_SEED=N reruns one
  * case. */
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "meshcast/meshcast.h"
+#include "exec_harness.h"
 #include "random_case.h"
 
 #define NCASES 500
@@ -37,119 +37,6 @@ static void report(const rc_case_t *c, const char *what, const char *fmt, ...)
     va_end(ap);
 }
 
-typedef struct {
-    const mc_layout_t *layout;
-    int64_t n;
-    mc_buffer_t *bufs;
-} tiles_t;
-
-static void tiles_make(tiles_t *t, const mc_layout_t *l, int fill, uint64_t seed)
-{
-    const mc_mesh_t *m = mc_layout_mesh(l);
-    t->layout = l;
-    t->n = mc_mesh_size(m);
-    t->bufs = calloc((size_t)t->n, sizeof *t->bufs);
-    size_t es = mc_dtype_size(mc_layout_dtype(l));
-    for (int64_t i = 0; i < t->n; i++) {
-        mc_box_t b;
-        assert_int_equal(mc_layout_tile(l, mc_mesh_device(m, i), &b), MC_OK);
-        size_t bytes = es;
-        for (int d = 0; d < mc_layout_ndim(l); d++)
-            bytes *= (size_t)(b.hi[d] - b.lo[d]);
-        t->bufs[i].ptr = malloc(bytes ? bytes : 1);
-        t->bufs[i].memory = MC_MEMORY_HOST;
-        if (fill)
-            assert_int_equal(mc_pattern_fill(l, mc_mesh_device(m, i), seed, t->bufs[i].ptr), MC_OK);
-        else
-            memset(t->bufs[i].ptr, 0xA5, bytes);
-    }
-}
-
-static int64_t tiles_wrong(const tiles_t *t, uint64_t seed)
-{
-    int64_t total = 0;
-    const mc_mesh_t *m = mc_layout_mesh(t->layout);
-    for (int64_t i = 0; i < t->n; i++) {
-        int64_t w = 0;
-        assert_int_equal(
-            mc_pattern_check(t->layout, mc_mesh_device(m, i), seed, t->bufs[i].ptr, &w), MC_OK);
-        total += w;
-    }
-    return total;
-}
-
-static void tiles_free(tiles_t *t)
-{
-    for (int64_t i = 0; i < t->n; i++)
-        free(t->bufs[i].ptr);
-    free(t->bufs);
-}
-
-typedef struct {
-    mc_world_t *world;
-    int rank;
-    const mc_plan_t *plan;
-    const mc_buffer_t *src, *dst;
-    int64_t chunk;
-    mc_status_t status;
-    char error[512];
-} rank_arg_t;
-
-static void *rank_main(void *arg)
-{
-    rank_arg_t *a = arg;
-    mc_comm_params_t p = {.field_mask = MC_COMM_PARAM_WORLD | MC_COMM_PARAM_TIMEOUT,
-                          .world = a->world,
-                          .world_rank = a->rank,
-                          .timeout_s = 20};
-    mc_comm_t *comm = NULL;
-    mc_reshard_params_t rp = {.field_mask = a->chunk ? MC_RESHARD_PARAM_CHUNK_BYTES : 0,
-                              .chunk_bytes = a->chunk};
-    a->status = mc_comm_create(&p, &comm);
-    if (!a->status)
-        a->status = mc_reshard(comm, a->plan, a->src, a->dst, &rp);
-    if (a->status)
-        snprintf(a->error, sizeof a->error, "%s", mc_last_error());
-    mc_comm_destroy(comm);
-    return NULL;
-}
-
-/* Runs plan on nranks ranks (threads when nranks > 1). */
-static mc_status_t execute(const mc_plan_t *plan, int nranks, const tiles_t *src,
-                           const tiles_t *dst, int64_t chunk, char *err, size_t err_len)
-{
-    mc_world_t *world = NULL;
-    rank_arg_t args[8];
-    pthread_t th[8];
-    mc_status_t s = MC_OK;
-    if (nranks == 1) {
-        mc_comm_t *comm;
-        mc_reshard_params_t rp = {.field_mask = chunk ? MC_RESHARD_PARAM_CHUNK_BYTES : 0,
-                                  .chunk_bytes = chunk};
-        if ((s = mc_comm_create(NULL, &comm)) == MC_OK)
-            s = mc_reshard(comm, plan, src->bufs, dst->bufs, &rp);
-        if (s)
-            snprintf(err, err_len, "%s", mc_last_error());
-        mc_comm_destroy(comm);
-        return s;
-    }
-    if ((s = mc_world_create(nranks, &world)))
-        return s;
-    for (int r = 0; r < nranks; r++) {
-        args[r] = (rank_arg_t){world, r, plan, src->bufs, dst->bufs, chunk, MC_OK, ""};
-        pthread_create(&th[r], NULL, rank_main, &args[r]);
-    }
-    for (int r = 0; r < nranks; r++) {
-        pthread_join(th[r], NULL);
-        if (args[r].status && !s) {
-            s = args[r].status;
-            snprintf(err, err_len, "rank %d: %s", r, args[r].error);
-        }
-    }
-    mc_world_destroy(world);
-    return s;
-}
-
 static void run_case(uint64_t seed, int64_t *nruns)
 {
     rc_case_t c;
@@ -160,8 +47,8 @@ static void run_case(uint64_t seed, int64_t *nruns)
     }
     rc_rng_t rng = {seed ^ 0x5eed};
     uint64_t pat = seed;
-    tiles_t src;
-    tiles_make(&src, c.src, 1, pat);
+    eh_tiles_t src;
+    eh_tiles_make(&src, c.src, 1, pat);
     for (int k = 0; k < NSTRAT; k++) {
         mc_plan_params_t params = {0};
         params.field_mask = MC_PLAN_PARAM_STRATEGY | MC_PLAN_PARAM_SENDER;
@@ -174,23 +61,23 @@ static void run_case(uint64_t seed, int64_t *nruns)
         /* one rank, or 2..8 ranks as threads; chunks of the plan's size or tiny */
         int nranks = (int)(seed % 3 == 0 ? 1 : rc_range(&rng, 1, 8));
         int64_t chunk = rc_range(&rng, 0, 2) == 0 ? rc_range(&rng, 1, 64) : 0;
-        tiles_t dst;
-        tiles_make(&dst, c.dst, 0, pat);
-        mc_status_t s = execute(plan, nranks, &src, &dst, chunk, err, sizeof err);
+        eh_tiles_t dst;
+        eh_tiles_make(&dst, c.dst, 0, pat);
+        mc_status_t s = eh_execute(plan, nranks, src.bufs, dst.bufs, chunk, 20, err, sizeof err);
         (*nruns)++;
         if (s) {
             report(&c, strategies[k], "%d ranks, chunk %lld: status %d: %s", nranks,
                    (long long)chunk, s, err);
         } else {
-            int64_t wrong = tiles_wrong(&dst, pat);
+            int64_t wrong = eh_tiles_wrong(&dst, pat);
             if (wrong)
                 report(&c, strategies[k], "%d ranks, chunk %lld: %lld wrong elements", nranks,
                        (long long)chunk, (long long)wrong);
         }
-        tiles_free(&dst);
+        eh_tiles_free(&dst);
         mc_plan_destroy(plan);
     }
-    tiles_free(&src);
+    eh_tiles_free(&src);
     rc_case_free(&c);
 }
 
@@ -261,17 +148,17 @@ static void test_scale_shapes(void **state)
                                        .strategy = MC_STRATEGY_MESHCAST};
             if (mc_plan_create(src, dst, topo, &params, &plan))
                 fail_msg("%s %s>%s: %s", c[0], c[2], c[5], mc_last_error());
-            tiles_t in, out;
-            tiles_make(&in, src, 1, 7 + i);
-            tiles_make(&out, dst, 0, 7 + i);
-            if (execute(plan, 4, &in, &out, 0, err, sizeof err))
+            eh_tiles_t in, out;
+            eh_tiles_make(&in, src, 1, 7 + i);
+            eh_tiles_make(&out, dst, 0, 7 + i);
+            if (eh_execute(plan, 4, in.bufs, out.bufs, 0, 20, err, sizeof err))
                 fail_msg("%s %s>%s on topology %zu: %s", c[0], c[2], c[5], t, err);
-            int64_t wrong = tiles_wrong(&out, 7 + i);
+            int64_t wrong = eh_tiles_wrong(&out, 7 + i);
             if (wrong)
                 fail_msg("%s %s>%s on topology %zu: %lld wrong elements", c[0], c[2], c[5], t,
                          (long long)wrong);
-            tiles_free(&in);
-            tiles_free(&out);
+            eh_tiles_free(&in);
+            eh_tiles_free(&out);
             mc_plan_destroy(plan);
             mc_topology_destroy(topo);
             mc_layout_destroy(src);

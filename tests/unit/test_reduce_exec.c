@@ -9,7 +9,6 @@
  * Every third case has a partial destination (sum, max or min on a free axis; every ninth
  * from a plain source): its devices off addend 0 must hold the op's identity.
  * MC_TEST_SEED=N reruns one case. */
-#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -19,6 +18,7 @@
 #include <cmocka.h>
 #include "meshcast/meshcast.h"
 #include "plan/plan_internal.h"
+#include "exec_harness.h"
 #include "random_case.h"
 
 #define NCASES 400
@@ -37,97 +37,6 @@ static void report(const rc_case_t *c, const char *fmt, ...)
     vfprintf(stderr, fmt, ap);
     fprintf(stderr, "\n  case: %s\n", c->desc);
     va_end(ap);
-}
-
-typedef struct {
-    int64_t n;
-    mc_buffer_t *bufs;
-} tiles_t;
-
-static void tiles_make(tiles_t *t, const mc_layout_t *l, int fill, uint64_t seed)
-{
-    const mc_mesh_t *m = mc_layout_mesh(l);
-    t->n = mc_mesh_size(m);
-    t->bufs = calloc((size_t)t->n, sizeof *t->bufs);
-    assert_non_null(t->bufs);
-    size_t es = mc_dtype_size(mc_layout_dtype(l));
-    for (int64_t i = 0; i < t->n; i++) {
-        mc_box_t b;
-        assert_int_equal(mc_layout_tile(l, mc_mesh_device(m, i), &b), MC_OK);
-        size_t bytes = es;
-        for (int d = 0; d < mc_layout_ndim(l); d++)
-            bytes *= (size_t)(b.hi[d] - b.lo[d]);
-        t->bufs[i].ptr = malloc(bytes ? bytes : 1);
-        t->bufs[i].memory = MC_MEMORY_HOST;
-        if (fill)
-            assert_int_equal(mc_pattern_fill(l, mc_mesh_device(m, i), seed, t->bufs[i].ptr), MC_OK);
-        else
-            memset(t->bufs[i].ptr, 0xA5, bytes);
-    }
-}
-
-static void tiles_free(tiles_t *t)
-{
-    for (int64_t i = 0; i < t->n; i++)
-        free(t->bufs[i].ptr);
-    free(t->bufs);
-}
-
-typedef struct {
-    mc_world_t *world;
-    int rank;
-    const mc_plan_t *plan;
-    const mc_buffer_t *src, *dst;
-    int64_t chunk;
-    mc_status_t status;
-    char error[512];
-} rank_arg_t;
-
-static void *rank_main(void *arg)
-{
-    rank_arg_t *a = arg;
-    mc_comm_params_t p = {.field_mask = MC_COMM_PARAM_WORLD | MC_COMM_PARAM_TIMEOUT,
-                          .world = a->world,
-                          .world_rank = a->rank,
-                          .timeout_s = 20};
-    mc_comm_t *comm = NULL;
-    mc_reshard_params_t rp = {.field_mask = a->chunk ? MC_RESHARD_PARAM_CHUNK_BYTES : 0,
-                              .chunk_bytes = a->chunk};
-    a->status = mc_comm_create(p.world ? &p : NULL, &comm);
-    if (!a->status)
-        a->status = mc_reshard(comm, a->plan, a->src, a->dst, &rp);
-    if (a->status)
-        snprintf(a->error, sizeof a->error, "%s", mc_last_error());
-    mc_comm_destroy(comm);
-    return NULL;
-}
-
-/* Runs plan on nranks ranks: the calling thread when 1, else threads over a world. */
-static mc_status_t execute(const mc_plan_t *plan, int nranks, const tiles_t *src,
-                           const tiles_t *dst, int64_t chunk, char *err, size_t err_len)
-{
-    mc_world_t *world = NULL;
-    rank_arg_t args[8];
-    pthread_t th[8];
-    mc_status_t s = MC_OK;
-    if (nranks > 1 && (s = mc_world_create(nranks, &world)))
-        return s;
-    for (int r = 0; r < nranks; r++)
-        args[r] = (rank_arg_t){world, r, plan, src->bufs, dst->bufs, chunk, MC_OK, ""};
-    if (nranks == 1)
-        rank_main(&args[0]);
-    for (int r = 0; r < nranks && nranks > 1; r++)
-        pthread_create(&th[r], NULL, rank_main, &args[r]);
-    for (int r = 0; r < nranks; r++) {
-        if (nranks > 1)
-            pthread_join(th[r], NULL);
-        if (args[r].status && !s) {
-            s = args[r].status;
-            snprintf(err, err_len, "rank %d: %s", r, args[r].error);
-        }
-    }
-    mc_world_destroy(world);
-    return s;
 }
 
 static const mc_dtype_t dtypes[] = {MC_DTYPE_F64, MC_DTYPE_F32, MC_DTYPE_F16, MC_DTYPE_BF16,
@@ -298,10 +207,10 @@ static void run_case(uint64_t seed, int64_t index, int64_t *nruns, int64_t *skip
                    est);
         int nranks = (int)(seed % 3 == 0 ? 1 : rc_range(&rng, 1, 8));
         int64_t chunk = rc_range(&rng, 0, 2) == 0 ? rc_range(&rng, 1, 64) : 0;
-        tiles_t st, dt;
-        tiles_make(&st, src, 1, seed);
-        tiles_make(&dt, dst, 0, seed);
-        mc_status_t s = execute(plan, nranks, &st, &dt, chunk, err, sizeof err);
+        eh_tiles_t st, dt;
+        eh_tiles_make(&st, src, 1, seed);
+        eh_tiles_make(&dt, dst, 0, seed);
+        mc_status_t s = eh_execute(plan, nranks, st.bufs, dt.bufs, chunk, 20, err, sizeof err);
         (*nruns)++;
         partial_dsts += pd != NULL;
         copies += copy;
@@ -324,8 +233,8 @@ static void run_case(uint64_t seed, int64_t index, int64_t *nruns, int64_t *skip
                 report(&c, "%s, %d ranks, chunk %lld: %lld wrong elements", what, nranks,
                        (long long)chunk, (long long)wrong);
         }
-        tiles_free(&st);
-        tiles_free(&dt);
+        eh_tiles_free(&st);
+        eh_tiles_free(&dt);
     }
     mc_plan_destroy(plan);
     mc_layout_destroy(src);
