@@ -44,7 +44,10 @@ static const char USAGE[] =
     "  --strategy NAME           reshard strategy: send_recv, broadcast, meshcast (default)\n"
     "  --transport threads|ucx   ranks as threads of this process (default), or this process\n"
     "                            as one UCX rank (mpirun, or MESHCAST_RANK/NRANKS/ROOT)\n"
-    "  --trace FILE              write a Chrome trace of the run (compute, reshards, waits)\n";
+    "  --trace FILE              write a Chrome trace of the run (compute, reshards, waits)\n"
+    "data parallelism:\n"
+    "  --dp D                    replicas of every pipeline rank (default 1); each runs\n"
+    "                            M/D of the microbatches, gradients are summed by a reshard\n";
 
 static void die_usage(const char *fmt, ...)
 {
@@ -82,16 +85,18 @@ static void check_pipeline(const tr_options *o)
                   mc_sched_kind_name(o->kind));
     mc_schedule_t *s;
     mc_schedule_info_t info;
-    if (mc_schedule_create(o->kind, o->stages, o->micro, NULL, &s))
-        die_usage("--schedule %s with --stages %d and --microbatches %d: %s",
-                  mc_sched_kind_name(o->kind), o->stages, o->micro, mc_last_error());
+    const int micro = o->micro / o->dp; /* per replica */
+    if (mc_schedule_create(o->kind, o->stages, micro, NULL, &s))
+        die_usage("--schedule %s with --stages %d and %d microbatches per replica: %s",
+                  mc_sched_kind_name(o->kind), o->stages, micro, mc_last_error());
     mc_schedule_info(s, &info);
     mc_schedule_destroy(s);
     /* up to 4 reshards per microbatch and chunk (activation and gradient in and out) in
      * flight on a rank; a communicator keeps 255 (the executor checks skip tensors too) */
-    if (4 * info.chunks * o->micro > 255)
+    if (4 * info.chunks * micro > 255)
         die_usage("--microbatches %d is too many for %s: a rank keeps up to %d reshards per "
-                  "microbatch in flight and a communicator at most 255 (use at most %d)",
+                  "microbatch in flight and a communicator at most 255 (use at most %d per "
+                  "replica)",
                   o->micro, mc_sched_kind_name(o->kind), 4 * info.chunks, 255 / (4 * info.chunks));
     if (info.nstages > o->cfg.blocks + 2)
         die_usage("--schedule %s on %d ranks has %d stages, more than the model's %d layers "
@@ -110,6 +115,7 @@ static tr_options parse(int argc, char **argv)
                     .seed = 1,
                     .data = DEFAULT_DATA,
                     .stages = 1,
+                    .dp = 1,
                     .kind = MC_SCHED_1F1B,
                     .strategy = MC_STRATEGY_MESHCAST,
                     .sender = MC_SENDER_LB_SIZE,
@@ -130,6 +136,7 @@ static tr_options parse(int argc, char **argv)
                                           {"resume", 0, 0, 'R'},
                                           {"json", 0, 0, 'j'},
                                           {"stages", 1, 0, 'P'},
+                                          {"dp", 1, 0, 'D'},
                                           {"schedule", 1, 0, 'k'},
                                           {"strategy", 1, 0, 'g'},
                                           {"transport", 1, 0, 'x'},
@@ -197,6 +204,9 @@ static tr_options parse(int argc, char **argv)
         case 'P':
             o.stages = (int)parse_int("--stages", optarg, 1, 64);
             break;
+        case 'D':
+            o.dp = (int)parse_int("--dp", optarg, 1, 64);
+            break;
         case 'k':
             if (mc_sched_kind_parse(optarg, &o.kind))
                 die_usage("--schedule must be gpipe, 1f1b, eager-1f1b, interleaved-1f1b, zb-h1, "
@@ -235,10 +245,14 @@ static tr_options parse(int argc, char **argv)
         die_usage("--batch %d is not a multiple of --microbatches %d", o.batch, o.micro);
     if (o.resume && !o.ckdir)
         die_usage("--resume needs --checkpoint-dir");
+    if (o.micro % o.dp)
+        die_usage("--microbatches %d does not split over --dp %d replicas (each runs an equal "
+                  "share)",
+                  o.micro, o.dp);
     if (o.stages > 1 || !strcmp(o.transport, "ucx"))
         check_pipeline(&o);
-    else if (o.trace)
-        die_usage("--trace needs a pipeline (--stages 2 or more)");
+    else if (o.trace && o.dp == 1)
+        die_usage("--trace needs a pipeline or replicas (--stages or --dp 2 or more)");
     /* the activations of one microbatch must fit comfortably: refuse before allocating */
     double acts = (double)o.batch / o.micro * o.cfg.seq *
                   ((double)o.cfg.blocks * (20.0 * o.cfg.dmodel + o.cfg.heads * o.cfg.seq) +
@@ -264,11 +278,11 @@ void tr_print_header(const tr_options *o, size_t params, size_t data_bytes, int 
     if (o->json)
         printf("{\"model\":\"%s\",\"layers\":%d,\"dmodel\":%d,\"heads\":%d,\"seq\":%d,"
                "\"batch\":%d,\"microbatches\":%d,\"lr\":%g,\"seed\":%llu,\"params\":%zu,"
-               "\"data_bytes\":%zu,\"stages\":%d,\"schedule\":\"%s\",\"strategy\":\"%s\","
-               "\"transport\":\"%s\"}\n",
+               "\"data_bytes\":%zu,\"stages\":%d,\"dp\":%d,\"ranks\":%d,\"schedule\":\"%s\","
+               "\"strategy\":\"%s\",\"transport\":\"%s\"}\n",
                arch, o->cfg.blocks, o->cfg.dmodel, o->cfg.heads, o->cfg.seq, o->batch, o->micro,
-               o->lr, (unsigned long long)o->seed, params, data_bytes, ranks,
-               ranks > 1 ? mc_sched_kind_name(o->kind) : "none", ranks > 1 ? strategy : "none",
+               o->lr, (unsigned long long)o->seed, params, data_bytes, o->stages, o->dp, ranks,
+               o->stages > 1 ? mc_sched_kind_name(o->kind) : "none", ranks > 1 ? strategy : "none",
                ranks > 1 ? o->transport : "none");
     else
         printf("# %s: %d layers, dmodel %d, %d heads, seq %d, batch %d in %d microbatches, "
@@ -276,8 +290,9 @@ void tr_print_header(const tr_options *o, size_t params, size_t data_bytes, int 
                arch, o->cfg.blocks, o->cfg.dmodel, o->cfg.heads, o->cfg.seq, o->batch, o->micro,
                params, o->data, data_bytes);
     if (!o->json && ranks > 1)
-        printf("# pipeline: %d ranks (%s), schedule %s, strategy %s\n", ranks, o->transport,
-               mc_sched_kind_name(o->kind), strategy);
+        printf("# ranks: %d (%s): %d pipeline x %d data-parallel, schedule %s, strategy %s\n",
+               ranks, o->transport, o->stages, o->dp,
+               o->stages > 1 ? mc_sched_kind_name(o->kind) : "none", strategy);
 }
 
 void tr_print_step(const tr_options *o, int64_t step, float loss, double seconds,
@@ -344,7 +359,7 @@ int main(int argc, char **argv)
         data.rng.state = pr.data_rng;
     }
     int rc = 0;
-    if (o.stages > 1 || !strcmp(o.transport, "ucx")) {
+    if (tr_options_ranks(&o) > 1 || !strcmp(o.transport, "ucx")) {
         rc = tr_run_pipeline(&o);
         goto out;
     }

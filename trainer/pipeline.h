@@ -23,7 +23,9 @@
 
 typedef struct {
     mc_sched_kind_t kind;
-    int microbatches; /* m: the batch is m microbatches */
+    int ranks; /* p: pipeline ranks (1: no schedule, each replica runs F, B per microbatch) */
+    int dp;    /* D: data-parallel replicas of every pipeline rank (0 counts as 1) */
+    int microbatches; /* m: the batch is m microbatches, m / D of them on each replica */
     int micro_batch;  /* B: sequences per microbatch */
     mc_strategy_t strategy;
     mc_sender_choice_t sender;
@@ -39,6 +41,7 @@ typedef struct {
                        * it done (after a compute op or in its wait), summed */
     double hidden_s;  /* reshard_s less the time receivers were blocked waiting for them */
     double wait_s;    /* time ranks were blocked waiting for reshards (senders' too), summed */
+    double reduce_s;  /* gradient sums over the replicas, summed over ranks */
 } tr_pipe_stats;
 
 typedef struct tr_pipe tr_pipe;

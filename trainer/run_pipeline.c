@@ -31,6 +31,8 @@ static int train(const tr_options *o, mc_comm_t *comm)
     const int rank = mc_comm_rank(comm), T = o->cfg.seq, micro_b = o->batch / o->micro;
     char err[512], path[4096] = "";
     tr_pipe_config pc = {.kind = o->kind,
+                         .ranks = o->stages,
+                         .dp = o->dp,
                          .microbatches = o->micro,
                          .micro_batch = micro_b,
                          .strategy = o->strategy,
@@ -132,11 +134,12 @@ static void *rank_main(void *arg)
         r->rc = fail(r->rank, "communicator", mc_last_error());
         return NULL;
     }
-    if (mc_comm_nranks(comm) != r->o->stages) {
-        char why[128];
-        snprintf(why, sizeof(why), "--stages %d but %d ranks were started", r->o->stages,
-                 mc_comm_nranks(comm));
-        r->rc = fail(mc_comm_rank(comm), "communicator", why);
+    if (mc_comm_nranks(comm) != tr_options_ranks(r->o)) {
+        char why[160];
+        snprintf(why, sizeof(why), "--stages %d x --dp %d need %d ranks but %d were started",
+                 r->o->stages, r->o->dp, tr_options_ranks(r->o), mc_comm_nranks(comm));
+        fail(mc_comm_rank(comm), "communicator", why);
+        r->rc = 2; /* bad input, found once the ranks met */
     } else {
         r->rc = train(r->o, comm);
     }
@@ -151,7 +154,7 @@ int tr_run_pipeline(const tr_options *o)
         rank_main(&r);
         return r.rc;
     }
-    const int n = o->stages;
+    const int n = tr_options_ranks(o);
     rank_arg *r = calloc((size_t)n, sizeof(*r));
     pthread_t *th = calloc((size_t)n, sizeof(*th));
     mc_world_t *world = NULL;

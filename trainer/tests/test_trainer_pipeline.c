@@ -64,7 +64,8 @@ static void *rank_main(void *arg)
                            .world_rank = r->rank,
                            .progress = MC_PROGRESS_THREAD,
                            .timeout_s = 30};
-    tr_pipe_config pc = {.kind = r->kind, .microbatches = MICRO, .micro_batch = B};
+    tr_pipe_config pc = {
+        .kind = r->kind, .ranks = r->ranks, .microbatches = MICRO, .micro_batch = B};
     mc_comm_t *comm = NULL;
     tr_model *m = tr_model_create(&cfg, SEED);
     tr_data d = tiny_corpus(cfg.seq, DATA_SEED);
