@@ -8,10 +8,20 @@
 
 #include "params.h"
 #include "rng.h"
+#include "tensor_parallel.h"
 
+/* With tensor parallelism (Megatron), rank k of tp holds heads [k*H/tp, (k+1)*H/tp) of qkv
+ * and the matching columns of proj's input, and a 4C/tp slice of the MLP: fc (and its bias)
+ * column-split, fcproj row-split. The row-split products are partial sums, reduced over the
+ * tp ranks (group); so are the input gradients of the column-split ones in the backward.
+ * LayerNorms and the row-split layers' biases are replicated: their inputs and output
+ * gradients are complete on every tp rank, so their gradients are complete there too and
+ * need no reduction over tp. A row-split bias is added by tp rank 0 only, before the sum. */
 typedef struct {
     tr_param *ln1w, *ln1b, *qkvw, *qkvb, *projw, *projb;
     tr_param *ln2w, *ln2b, *fcw, *fcb, *fcprojw, *fcprojb;
+    int tp, tp_rank; /* 1, 0: the whole block */
+    tr_tp *group;    /* sums the partial products over the tp ranks (tp > 1) */
 } tr_block;
 
 /* What the forward keeps for the backward, for B sequences of T tokens. */
@@ -27,9 +37,9 @@ typedef struct {
 
 #define TR_BLOCK_NPARAMS 12
 
-/* Registers the block's parameters under "<prefix>.*"; nblocks scales the residual
- * projections' init (GPT-2: 1/sqrt(2 * nblocks)). */
-int tr_block_register(tr_block *blk, tr_params *ps, const char *prefix, int C);
+/* Registers the block's parameters under "<prefix>.*", tp rank tp_rank's share of them
+ * (tp 1: all); nblocks scales the residual projections' init (GPT-2: 1/sqrt(2 * nblocks)). */
+int tr_block_register(tr_block *blk, tr_params *ps, const char *prefix, int C, int tp, int tp_rank);
 void tr_block_init(tr_block *blk, int nblocks, tr_rng *rng);
 
 int tr_block_acts_alloc(tr_block_acts *a, int B, int T, int C, int H);

@@ -45,7 +45,9 @@ int tr_model_add_block(tr_model *m, tr_layer *ly, int index)
     snprintf(prefix, sizeof(prefix), "block%d", index);
     ly->kind = TR_LAYER_BLOCK;
     ly->skip_in = ly->skip_out = -1;
-    return tr_block_register(&ly->blk, &m->params, prefix, m->cfg.dmodel);
+    const int l = (int)(ly - m->layers);
+    return tr_block_register(&ly->blk, &m->params, prefix, m->cfg.dmodel, m->tp ? m->tp[l] : 1,
+                             m->tp ? m->tp_rank[l] : 0);
 }
 
 int tr_model_add_head(tr_model *m, tr_layer *ly)
@@ -82,7 +84,8 @@ static void init_weights(tr_model *m, uint64_t seed)
     }
 }
 
-tr_model *tr_model_create(const tr_config *cfg, uint64_t seed)
+/* The layers and their parameters, allocated (zero); tp, tp_rank as tr_model_create_part. */
+static tr_model *build(const tr_config *cfg, const int *tp, const int *tp_rank)
 {
     if (tr_config_check(cfg))
         return NULL;
@@ -94,6 +97,15 @@ tr_model *tr_model_create(const tr_config *cfg, uint64_t seed)
     m->layers = calloc((size_t)m->nlayers, sizeof(*m->layers));
     int capacity = 2 + cfg->blocks * (TR_BLOCK_NPARAMS + 2) + 3;
     int rc = !m->layers || tr_params_init(&m->params, capacity);
+    if (!rc && tp) {
+        m->tp = malloc((size_t)m->nlayers * sizeof(int));
+        m->tp_rank = malloc((size_t)m->nlayers * sizeof(int));
+        rc = !m->tp || !m->tp_rank;
+        for (int l = 0; !rc && l < m->nlayers; l++) {
+            m->tp[l] = tp[l];
+            m->tp_rank[l] = tp_rank[l];
+        }
+    }
     if (!rc)
         rc = cfg->arch == TR_ARCH_GPT ? tr_gpt_build(m) : tr_utransformer_build(m);
     if (!rc)
@@ -102,7 +114,30 @@ tr_model *tr_model_create(const tr_config *cfg, uint64_t seed)
         tr_model_free(m);
         return NULL;
     }
-    init_weights(m, seed);
+    return m;
+}
+
+tr_model *tr_model_create(const tr_config *cfg, uint64_t seed)
+{
+    tr_model *m = build(cfg, NULL, NULL);
+    if (m)
+        init_weights(m, seed);
+    return m;
+}
+
+int tr_model_param_parts(const tr_model *m, int i)
+{
+    const tr_split *s = &m->params.p[i].split;
+    return s->mid ? s->parts : 1;
+}
+
+tr_model *tr_model_create_part(const tr_model *whole, const int *tp, const int *tp_rank)
+{
+    tr_model *m = build(&whole->cfg, tp, tp_rank);
+    for (int i = 0; m && i < m->params.count; i++)
+        tr_param_get_part(&whole->params.p[i], tr_model_param_parts(m, i),
+                          m->params.p[i].split.part, whole->params.p[i].value.data,
+                          m->params.p[i].value.data);
     return m;
 }
 
@@ -114,6 +149,8 @@ void tr_model_free(tr_model *m)
     free(m->layers);
     free(m->skip_from);
     free(m->skip_to);
+    free(m->tp);
+    free(m->tp_rank);
     free(m);
 }
 

@@ -41,6 +41,7 @@ typedef struct {
     tr_layer *layers;
     int nskips; /* skip edges: edge e runs from layer skip_from[e] to layer skip_to[e] */
     int *skip_from, *skip_to;
+    int *tp, *tp_rank; /* per layer: the blocks' tensor-parallel share (NULL: whole) */
     tr_params params;
 } tr_model;
 
@@ -61,6 +62,11 @@ typedef struct {
 const char *tr_config_check(const tr_config *cfg);
 /* Builds and initialises the model from seed; NULL on bad config or out of memory. */
 tr_model *tr_model_create(const tr_config *cfg, uint64_t seed);
+/* A tensor-parallel rank's copy of `whole`: block layer l holds share tp_rank[l] of
+ * tp[l] (block.h), every other parameter whole; values copied from `whole`. */
+tr_model *tr_model_create_part(const tr_model *whole, const int *tp, const int *tp_rank);
+/* Parts of parameter i: its tensor-parallel split, or 1. */
+int tr_model_param_parts(const tr_model *m, int i);
 void tr_model_free(tr_model *m);
 
 tr_acts *tr_acts_create(const tr_model *m, int B);

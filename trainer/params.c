@@ -26,6 +26,51 @@ tr_param *tr_params_add(tr_params *ps, const char *name, int ndim, const int64_t
     return p;
 }
 
+tr_param *tr_params_add_split(tr_params *ps, const char *name, int ndim, const int64_t *shape,
+                              int decay, int sdim, tr_split split)
+{
+    int64_t local[TR_MAX_DIMS];
+    memcpy(local, shape, (size_t)ndim * sizeof(int64_t));
+    local[sdim] /= split.parts;
+    tr_param *p = tr_params_add(ps, name, ndim, local, decay);
+    if (p)
+        p->split = split;
+    return p;
+}
+
+int64_t tr_param_part_size(const tr_param *whole, int parts)
+{
+    return whole->split.mid ? whole->value.size / parts : whole->value.size;
+}
+
+/* Walks part `part` of `parts`: calls copy once per contiguous run (full offset, slice
+ * offset, length). A replicated parameter is one run. */
+static void walk_part(const tr_param *whole, int parts, int part, float *full, float *slice,
+                      int to_full)
+{
+    const tr_split *s = &whole->split;
+    if (!s->mid || parts == 1) {
+        size_t n = (size_t)whole->value.size * sizeof(float);
+        memcpy(to_full ? full : slice, to_full ? slice : full, n);
+        return;
+    }
+    const int64_t rows = s->mid / parts, run = rows * s->inner;
+    for (int64_t o = 0; o < s->outer; o++) {
+        float *f = full + (o * s->mid + (int64_t)part * rows) * s->inner, *l = slice + o * run;
+        memcpy(to_full ? f : l, to_full ? l : f, (size_t)run * sizeof(float));
+    }
+}
+
+void tr_param_get_part(const tr_param *whole, int parts, int part, const float *full, float *slice)
+{
+    walk_part(whole, parts, part, (float *)full, slice, 0);
+}
+
+void tr_param_put_part(const tr_param *whole, int parts, int part, const float *slice, float *full)
+{
+    walk_part(whole, parts, part, full, (float *)slice, 1);
+}
+
 int tr_params_alloc(tr_params *ps)
 {
     ps->values = tr_alloc(ps->total);

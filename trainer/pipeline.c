@@ -299,11 +299,19 @@ static int make_plans(tr_pipe *p, char *err, size_t len)
             return fail(err, len, "layout of rank %d: %s", r, mc_last_error());
         }
     mesh_devices(p, p->rank, ids);
-    int rc = tr_dp_create(p->topo, ids, p->D, p->tp[p->rank], me, &p->m->params, p->owned,
-                          p->cfg.strategy, p->cfg.sender, &p->dp, err, len);
+    const int T = p->tp[p->rank];
+    int rc = tr_dp_create(p->topo, ids, p->D, T, me, &p->m->params, p->owned, p->cfg.strategy,
+                          p->cfg.sender, &p->dp, err, len);
+    if (!rc && T > 1) /* this replica's tp ranks: one row of the mesh */
+        rc = tr_tp_create(p->comm, p->topo, ids + p->dpi * T, T, p->tpi,
+                          (int64_t)p->cfg.micro_batch * p->m->cfg.seq, p->m->cfg.dmodel,
+                          p->cfg.strategy, p->cfg.sender, &p->tpg, err, len);
     free(ids);
     if (rc)
         return -1;
+    for (int l = 0; l < p->m->nlayers; l++)
+        if (p->m->layers[l].kind == TR_LAYER_BLOCK && p->m->tp[l] > 1)
+            p->m->layers[l].blk.group = p->tpg;
     mc_plan_params_t pp = {.field_mask = MC_PLAN_PARAM_STRATEGY | MC_PLAN_PARAM_SENDER,
                            .strategy = p->cfg.strategy,
                            .sender = p->cfg.sender};
@@ -316,7 +324,7 @@ static int make_plans(tr_pipe *p, char *err, size_t len)
     return 0;
 }
 
-static void mark_layer_params(tr_pipe *p, const tr_layer *ly)
+static void mark_layer_params(tr_pipe *p, const tr_layer *ly, int rank)
 {
     const tr_block *b = &ly->blk;
     const tr_param *list[] = {ly->wte, ly->wpe, ly->joinw, ly->joinb,  ly->lnfw,  ly->lnfb, ly->lmw,
@@ -324,7 +332,7 @@ static void mark_layer_params(tr_pipe *p, const tr_layer *ly)
                               b->ln2b, b->fcw,  b->fcb,    b->fcprojw, b->fcprojb};
     for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++)
         if (list[i])
-            p->owned[list[i] - p->m->params.p] = 1;
+            p->owner[list[i] - p->m->params.p] = rank;
 }
 
 /* Boundary tensors of this rank's stages; a neighbour on the same rank shares them. */
@@ -337,8 +345,7 @@ static int alloc_buffers(tr_pipe *p)
         if (!(*bufs[k] = calloc((size_t)S * M, sizeof(float *))))
             return -1;
     p->a = calloc((size_t)M, sizeof(*p->a));
-    p->owned = calloc((size_t)p->m->params.count, 1);
-    if (!p->a || !p->owned)
+    if (!p->a)
         return -1;
     for (int mb = 0; mb < M; mb++)
         if (!(p->a[mb] = tr_acts_create(p->m, p->cfg.micro_batch)))
@@ -346,8 +353,6 @@ static int alloc_buffers(tr_pipe *p)
     for (int s = 0; s < S; s++) {
         if (p->stages[s].rank != p->rank)
             continue;
-        for (int l = p->stages[s].first; l < p->stages[s].last; l++)
-            mark_layer_params(p, &p->m->layers[l]);
         for (int mb = 0; mb < M; mb++) {
             if (s + 1 < S && !(p->out[s * M + mb] = tr_alloc(act)))
                 return -1;
@@ -375,7 +380,7 @@ static int alloc_buffers(tr_pipe *p)
 /* The schedule, with the model's skip edges between stages that are not neighbours. */
 static int make_schedule(tr_pipe *p, const tr_pipe_config *cfg, char *err, size_t len)
 {
-    tr_model *m = p->m;
+    const tr_model *m = p->whole;
     /* stages first (without skips) to learn their count and placement */
     mc_schedule_info_t info;
     if (mc_schedule_create(cfg->kind, p->nranks, p->M, NULL, &p->sched) ||
@@ -416,6 +421,49 @@ static int make_schedule(tr_pipe *p, const tr_pipe_config *cfg, char *err, size_
     return s ? fail(err, len, "%s", mc_last_error()) : 0;
 }
 
+/* This rank's copy of the model and of the optimizer state: the layers of its stages split
+ * tp ways (share tpi), the others whole (never computed here); and which pipeline rank
+ * trains each parameter. */
+static int make_local(tr_pipe *p, const tr_adamw *o)
+{
+    const tr_model *w = p->whole;
+    const int L = w->nlayers;
+    int *tp = malloc((size_t)L * sizeof(int)), *tp_rank = malloc((size_t)L * sizeof(int));
+    for (int l = 0; tp && tp_rank && l < L; l++) {
+        int mine = p->stages[stage_of_layer(p, l)].rank == p->rank;
+        tp[l] = mine ? p->tp[p->rank] : 1;
+        tp_rank[l] = mine ? p->tpi : 0;
+    }
+    p->m = tp && tp_rank ? tr_model_create_part(w, tp, tp_rank) : NULL;
+    free(tp);
+    free(tp_rank);
+    if (!p->m)
+        return -1;
+    const tr_params *ps = &p->m->params;
+    p->owner = calloc((size_t)ps->count, sizeof(int));
+    p->owned = calloc((size_t)ps->count, 1);
+    if (!p->owner || !p->owned || tr_adamw_init(&p->opt, ps->total, o->lr))
+        return -1;
+    for (int s = 0; s < p->nstages; s++)
+        for (int l = p->stages[s].first; l < p->stages[s].last; l++)
+            mark_layer_params(p, &p->m->layers[l], p->stages[s].rank);
+    p->opt.beta1 = o->beta1;
+    p->opt.beta2 = o->beta2;
+    p->opt.eps = o->eps;
+    p->opt.weight_decay = o->weight_decay;
+    p->opt.step = o->step;
+    for (int i = 0; i < ps->count; i++) {
+        const tr_param *whole = &w->params.p[i], *part = &ps->p[i];
+        const int parts = tr_model_param_parts(p->m, i);
+        p->owned[i] = p->owner[i] == p->rank;
+        tr_param_get_part(whole, parts, part->split.part, o->m + whole->offset,
+                          p->opt.m + part->offset);
+        tr_param_get_part(whole, parts, part->split.part, o->v + whole->offset,
+                          p->opt.v + part->offset);
+    }
+    return 0;
+}
+
 int tr_pipe_rank_of(const tr_pipe *p, int world_rank)
 {
     int r = 0;
@@ -442,7 +490,7 @@ static int solo_list(tr_pipe *p)
     p->stages = calloc(1, sizeof(*p->stages));
     if (!p->solo || !p->stages)
         return -1;
-    p->stages[0] = (stage_t){0, p->m->nlayers, 0};
+    p->stages[0] = (stage_t){0, p->whole->nlayers, 0};
     for (int mb = 0; mb < p->M; mb++) {
         p->solo[2 * mb] = (mc_sched_action_t){.op = MC_SCHED_F, .microbatch = mb, .peer = -1};
         p->solo[2 * mb + 1] = (mc_sched_action_t){.op = MC_SCHED_B, .microbatch = mb, .peer = -1};
@@ -461,7 +509,10 @@ static int place_ranks(tr_pipe *p, const tr_pipe_config *cfg, char *err, size_t 
     if (!p->tp || !p->base)
         return fail(err, len, "out of memory");
     for (int r = 0; r < p->nranks; r++) {
-        p->tp[r] = 1;
+        p->tp[r] = cfg->tp ? cfg->tp[r] : 1;
+        if (p->tp[r] < 1 || p->whole->cfg.heads % p->tp[r])
+            return fail(err, len, "tensor parallelism %d does not divide the %d heads", p->tp[r],
+                        p->whole->cfg.heads);
         p->base[r + 1] = p->base[r] + p->D * p->tp[r];
     }
     if (p->base[p->nranks] != p->nworld)
@@ -479,8 +530,8 @@ static int place_ranks(tr_pipe *p, const tr_pipe_config *cfg, char *err, size_t 
     return 0;
 }
 
-int tr_pipe_create(tr_model *m, mc_comm_t *comm, const tr_pipe_config *cfg, tr_pipe **out,
-                   char *err, size_t len)
+int tr_pipe_create(const tr_model *m, const tr_adamw *o, mc_comm_t *comm, const tr_pipe_config *cfg,
+                   tr_pipe **out, char *err, size_t len)
 {
     err[0] = '\0';
     *out = NULL;
@@ -488,7 +539,7 @@ int tr_pipe_create(tr_model *m, mc_comm_t *comm, const tr_pipe_config *cfg, tr_p
     if (!p)
         return fail(err, len, "out of memory");
     *out = p;
-    p->m = m;
+    p->whole = m;
     p->comm = comm;
     p->cfg = *cfg;
     p->wrank = mc_comm_rank(comm);
@@ -506,6 +557,8 @@ int tr_pipe_create(tr_model *m, mc_comm_t *comm, const tr_pipe_config *cfg, tr_p
     } else if (make_schedule(p, cfg, err, len)) {
         return -1;
     }
+    if (make_local(p, o))
+        return fail(err, len, "out of memory");
     tr_pipe_actions(p, p->rank, &p->acts, &p->nacts);
     const size_t nkeys = (size_t)p->nstages * p->nstages * p->M * 2;
     p->key_first = malloc(nkeys * sizeof(int));
@@ -563,6 +616,7 @@ void tr_pipe_free(tr_pipe *p)
     for (int mb = 0; p->a && mb < p->M; mb++)
         tr_acts_free(p->m, p->a[mb]);
     free(p->a);
+    tr_model_free(p->m);
     for (int i = 0; p->plan && i < p->nranks * p->nranks; i++)
         mc_plan_destroy(p->plan[i]);
     for (int r = 0; p->layout && r < p->nranks; r++)
@@ -572,6 +626,9 @@ void tr_pipe_free(tr_pipe *p)
     free(p->src);
     free(p->dst);
     tr_dp_free(p->dp);
+    tr_tp_free(p->tpg);
+    tr_adamw_free(&p->opt);
+    free(p->owner);
     free(p->tp);
     free(p->base);
     free(p->solo);
@@ -595,44 +652,69 @@ void tr_pipe_free(tr_pipe *p)
     free(p);
 }
 
-/* Each parameter from its owner: one allgather per flat buffer. */
-static int gather_buffer(tr_pipe *p, float *buf, float *all, int *owner)
+/* This rank's share of its parameters: values, AdamW m and v, each `most` long. */
+static void pack_owned(const tr_pipe *p, float *pack, size_t most)
 {
     const tr_params *ps = &p->m->params;
-    if (mc_comm_allgather(p->comm, buf, all, ps->total * sizeof(float)))
-        return -1;
-    for (int i = 0; i < ps->count; i++)
-        memcpy(buf + ps->p[i].offset, all + (size_t)owner[i] * ps->total + ps->p[i].offset,
-               (size_t)ps->p[i].value.size * sizeof(float));
-    return 0;
+    size_t off = 0;
+    for (int i = 0; i < ps->count; i++) {
+        if (!p->owned[i])
+            continue;
+        const size_t n = (size_t)ps->p[i].value.size, at = ps->p[i].offset;
+        memcpy(pack + off, ps->p[i].value.data, n * sizeof(float));
+        memcpy(pack + most + off, p->opt.m + at, n * sizeof(float));
+        memcpy(pack + 2 * most + off, p->opt.v + at, n * sizeof(float));
+        off += n;
+    }
 }
 
-int tr_pipe_gather(tr_pipe *p, tr_adamw *o, char *err, size_t len)
+/* Writes world rank w's pack (replica 0 of its pipeline rank) into the whole model. */
+static void unpack_rank(const tr_pipe *p, int w, const float *pack, size_t most, tr_model *m,
+                        tr_adamw *o)
+{
+    const int r = tr_pipe_rank_of(p, w), T = p->tp[r], t = (w - p->base[r]) % T;
+    size_t off = 0;
+    for (int i = 0; i < m->params.count; i++) {
+        if (p->owner[i] != r)
+            continue;
+        const tr_param *whole = &m->params.p[i];
+        const int parts = whole->split.mid ? T : 1;
+        tr_param_put_part(whole, parts, t, pack + off, whole->value.data);
+        tr_param_put_part(whole, parts, t, pack + most + off, o->m + whole->offset);
+        tr_param_put_part(whole, parts, t, pack + 2 * most + off, o->v + whole->offset);
+        off += (size_t)tr_param_part_size(whole, parts);
+    }
+}
+
+int tr_pipe_gather(tr_pipe *p, tr_model *m, tr_adamw *o, char *err, size_t len)
 {
     const tr_params *ps = &p->m->params;
-    unsigned char *mine = calloc((size_t)ps->count, 1),
-                  *owned = calloc((size_t)ps->count * p->nworld, 1);
-    int *owner = calloc((size_t)ps->count, sizeof(int)), rc = -1;
-    float *all = malloc(ps->total * p->nworld * sizeof(float));
-    if (!mine || !owned || !owner || !all)
+    uint64_t mine = 0, *lens = calloc((size_t)p->nworld, sizeof(uint64_t)), most = 0;
+    float *pack = NULL, *all = NULL;
+    int rc = -1;
+    for (int i = 0; i < ps->count; i++)
+        mine += p->owned[i] ? (uint64_t)ps->p[i].value.size : 0;
+    if (!lens || mc_comm_allgather(p->comm, &mine, lens, sizeof(mine)))
         goto out;
-    memcpy(mine, p->owned, (size_t)ps->count);
-    if (mc_comm_allgather(p->comm, mine, owned, (size_t)ps->count))
+    for (int w = 0; w < p->nworld; w++)
+        most = lens[w] > most ? lens[w] : most;
+    pack = calloc(3 * most + 1, sizeof(float));
+    all = malloc((3 * most * p->nworld + 1) * sizeof(float));
+    if (!pack || !all)
         goto out;
-    for (int r = p->nworld - 1; r >= 0; r--) /* replicas hold the same: take the first */
-        for (int i = 0; i < ps->count; i++)
-            if (owned[(size_t)r * ps->count + i])
-                owner[i] = r;
-    rc = gather_buffer(p, ps->values, all, owner) || gather_buffer(p, o->m, all, owner) ||
-                 gather_buffer(p, o->v, all, owner)
-             ? -1
-             : 0;
+    pack_owned(p, pack, most);
+    if (mc_comm_allgather(p->comm, pack, all, 3 * most * sizeof(float)))
+        goto out;
+    for (int r = 0; r < p->nranks; r++) /* replica 0's tp ranks; replicas hold the same */
+        for (int t = 0; t < p->tp[r]; t++)
+            unpack_rank(p, p->base[r] + t, all + (size_t)(p->base[r] + t) * 3 * most, most, m, o);
+    o->step = p->opt.step;
+    rc = 0;
 out:
     if (rc)
-        fail(err, len, "gathering the model: %s", all ? mc_last_error() : "out of memory");
-    free(mine);
-    free(owned);
-    free(owner);
+        fail(err, len, "gathering the model: %s", pack && all ? mc_last_error() : "out of memory");
+    free(lens);
+    free(pack);
     free(all);
     return rc;
 }
@@ -776,8 +858,8 @@ static int step_loss(tr_pipe *p, tr_pipe_stats *st)
     return 0;
 }
 
-int tr_pipe_step(tr_pipe *p, tr_adamw *o, const int *tokens, const int *targets, tr_pipe_stats *st,
-                 char *err, size_t len)
+int tr_pipe_step(tr_pipe *p, const int *tokens, const int *targets, tr_pipe_stats *st, char *err,
+                 size_t len)
 {
     int rc = 0;
     double t_begin = now();
@@ -800,6 +882,7 @@ int tr_pipe_step(tr_pipe *p, tr_adamw *o, const int *tokens, const int *targets,
             double t0 = now();
             compute(p, a, tokens, targets);
             double t1 = now();
+            rc = tr_tp_check(p->tpg, err, len);
             p->compute_s += t1 - t0;
             tr_pipe_record(p, EV_COMPUTE, in->index, t0, t1);
             poll_requests(p);
@@ -819,7 +902,8 @@ int tr_pipe_step(tr_pipe *p, tr_adamw *o, const int *tokens, const int *targets,
     double reduce_s;
     if (tr_dp_reduce(p->dp, p->comm, &p->m->params, &reduce_s, err, len))
         return -1;
-    tr_adamw_update_some(o, &p->m->params, p->owned);
+    reduce_s += tr_tp_take_seconds(p->tpg);
+    tr_adamw_update_some(&p->opt, &p->m->params, p->owned);
 
     rank_stats mine = {.seconds = now() - t_begin,
                        .compute = p->compute_s,

@@ -5,6 +5,7 @@
 
 #include "data_parallel.h"
 #include "pipeline.h"
+#include "tensor_parallel.h"
 
 #include <stdint.h>
 
@@ -37,7 +38,11 @@ typedef struct {
 } event_t;
 
 struct tr_pipe {
-    tr_model *m;
+    const tr_model *whole; /* the caller's model: read at create and written by gather */
+    tr_model *m;           /* this rank's copy: its tensor-parallel share of its layers */
+    tr_adamw opt;          /* its optimizer state */
+    tr_tp *tpg;            /* its tensor-parallel group (tp > 1) */
+    int *owner;            /* per parameter: the pipeline rank that trains it */
     mc_comm_t *comm;
     tr_pipe_config cfg;
     int rank, nranks, nstages, M; /* pipeline rank and count; M: microbatches per replica */
