@@ -36,4 +36,13 @@ losses "$tmp/single.out" >"$tmp/single"
 losses "$tmp/threads.out" | diff "$tmp/single" - || fail "threads pipeline differs from one process"
 losses "$tmp/ucx.0.out" | diff "$tmp/single" - || fail "ucx pipeline differs from one process"
 cat "$tmp/ucx.0.out"
+
+# bad input found once the ranks met: fewer processes than stages x dp x tp; exit 2, one line
+run_env_ranks 1 few 60 MESHCAST_TIMEOUT=30 -- "${args[@]}" --stages 2 --dp 2 --transport ucx
+p=${pids[0]}
+[ "${rc_of[$p]}" = 2 ] || fail "1 process for 4 ranks exited ${rc_of[$p]}: $(cat "$tmp/few.0.err")"
+[ ! -s "$tmp/few.0.out" ] || fail "1 process for 4 ranks printed: $(cat "$tmp/few.0.out")"
+[ "$(wc -l <"$tmp/few.0.err")" = 1 ] &&
+    grep -q '^meshcast-train: .*need 4 ranks .* but 1 were started' "$tmp/few.0.err" ||
+    fail "1 process for 4 ranks: $(cat "$tmp/few.0.err")"
 echo "cli_train_ucx: ok"
