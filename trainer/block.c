@@ -69,11 +69,12 @@ void tr_block_init(tr_block *blk, int nblocks, tr_rng *rng)
 int tr_block_acts_alloc(tr_block_acts *a, int B, int T, int C, int H)
 {
     const size_t N = (size_t)B * T;
-    float **bufs[] = {&a->ln1, &a->ln1_mean, &a->ln1_rstd, &a->qkv,      &a->att, &a->atty,
-                      &a->x2,  &a->ln2,      &a->ln2_mean, &a->ln2_rstd, &a->fch, &a->fch_gelu};
-    const size_t sizes[] = {N * C,     N,        N,     3 * N * C, (size_t)B * H * T * T,
-                            N * C,     N * C,    N * C, N,         N,
-                            4 * N * C, 4 * N * C};
+    float **bufs[] = {&a->ln1,  &a->ln1_mean, &a->ln1_rstd, &a->qkv,      &a->att,
+                      &a->atty, &a->x2,       &a->ln2,      &a->ln2_mean, &a->ln2_rstd,
+                      &a->fch,  &a->fch_gelu, &a->dx2,      &a->dqkv,     &a->dfch};
+    const size_t sizes[] = {N * C,     N,         N,     3 * N * C, (size_t)B * H * T * T,
+                            N * C,     N * C,     N * C, N,         N,
+                            4 * N * C, 4 * N * C, N * C, 3 * N * C, 4 * N * C};
     int ok = 1;
     for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
         ok &= (*bufs[i] = tr_alloc(sizes[i])) != NULL;
@@ -82,8 +83,9 @@ int tr_block_acts_alloc(tr_block_acts *a, int B, int T, int C, int H)
 
 void tr_block_acts_free(tr_block_acts *a)
 {
-    float *bufs[] = {a->ln1, a->ln1_mean, a->ln1_rstd, a->qkv,      a->att, a->atty,
-                     a->x2,  a->ln2,      a->ln2_mean, a->ln2_rstd, a->fch, a->fch_gelu};
+    float *bufs[] = {a->ln1,  a->ln1_mean, a->ln1_rstd, a->qkv,      a->att,
+                     a->atty, a->x2,       a->ln2,      a->ln2_mean, a->ln2_rstd,
+                     a->fch,  a->fch_gelu, a->dx2,      a->dqkv,     a->dfch};
     for (size_t i = 0; i < sizeof(bufs) / sizeof(bufs[0]); i++)
         free(bufs[i]);
     memset(a, 0, sizeof(*a));
@@ -92,23 +94,17 @@ void tr_block_acts_free(tr_block_acts *a)
 int tr_block_scratch_alloc(tr_block_scratch *s, int B, int T, int C)
 {
     const size_t N = (size_t)B * T;
-    s->dx2 = tr_alloc(N * C);
     s->dln = tr_alloc(N * C);
     s->datty = tr_alloc(N * C);
-    s->dqkv = tr_alloc(3 * N * C);
-    s->dfch = tr_alloc(4 * N * C);
     s->dfch_gelu = tr_alloc(4 * N * C);
     s->datt = tr_alloc(2 * (size_t)T * T);
-    return s->dx2 && s->dln && s->datty && s->dqkv && s->dfch && s->dfch_gelu && s->datt ? 0 : -1;
+    return s->dln && s->datty && s->dfch_gelu && s->datt ? 0 : -1;
 }
 
 void tr_block_scratch_free(tr_block_scratch *s)
 {
-    free(s->dx2);
     free(s->dln);
     free(s->datty);
-    free(s->dqkv);
-    free(s->dfch);
     free(s->dfch_gelu);
     free(s->datt);
     memset(s, 0, sizeof(*s));
@@ -146,36 +142,52 @@ void tr_block_forward(const tr_block *blk, tr_block_acts *a, float *y, const flo
     tr_add(y, a->x2, y, N * C);
 }
 
-void tr_block_backward(const tr_block *blk, const tr_block_acts *a, tr_block_scratch *s, float *dx,
-                       const float *dy, const float *x, int B, int T, int C, int H)
+void tr_block_backward_input(const tr_block *blk, tr_block_acts *a, tr_block_scratch *s, float *dx,
+                             const float *dy, const float *x, int B, int T, int C, int H)
 {
     const size_t N = (size_t)B * T;
     const int Cl = C / blk->tp, Hl = H / blk->tp, Fl = 4 * C / blk->tp;
-    /* MLP branch; dy also flows straight through the residual into dx2. dy is complete on
-     * every tp rank, so fcproj.b's gradient is too. */
-    memcpy(s->dx2, dy, N * C * sizeof(float));
+    /* MLP branch; dy also flows straight through the residual into dx2 */
+    memcpy(a->dx2, dy, N * C * sizeof(float));
     memset(s->dfch_gelu, 0, N * Fl * sizeof(float));
-    tr_linear_backward(s->dfch_gelu, blk->fcprojw->grad.data, blk->fcprojb->grad.data, dy,
-                       a->fch_gelu, blk->fcprojw->value.data, N, Fl, C);
-    memset(s->dfch, 0, N * Fl * sizeof(float));
-    tr_gelu_backward(s->dfch, s->dfch_gelu, a->fch, N * Fl);
+    tr_linear_backward_input(s->dfch_gelu, dy, blk->fcprojw->value.data, N, Fl, C);
+    memset(a->dfch, 0, N * Fl * sizeof(float));
+    tr_gelu_backward(a->dfch, s->dfch_gelu, a->fch, N * Fl);
     memset(s->dln, 0, N * C * sizeof(float));
-    tr_linear_backward(s->dln, blk->fcw->grad.data, blk->fcb->grad.data, s->dfch, a->ln2,
-                       blk->fcw->value.data, N, C, Fl);
+    tr_linear_backward_input(s->dln, a->dfch, blk->fcw->value.data, N, C, Fl);
     tp_sum(blk, s->dln); /* the column split's input gradient: partial over tp */
-    tr_layernorm_backward(s->dx2, blk->ln2w->grad.data, blk->ln2b->grad.data, s->dln, a->x2,
+    tr_layernorm_backward(a->dx2, blk->ln2w->grad.data, blk->ln2b->grad.data, s->dln, a->x2,
                           blk->ln2w->value.data, a->ln2_mean, a->ln2_rstd, N, C);
     /* attention branch; dx2 flows straight through the residual into dx */
-    tr_add_into(dx, s->dx2, N * C);
+    tr_add_into(dx, a->dx2, N * C);
     memset(s->datty, 0, N * Cl * sizeof(float));
-    tr_linear_backward(s->datty, blk->projw->grad.data, blk->projb->grad.data, s->dx2, a->atty,
-                       blk->projw->value.data, N, Cl, C);
-    memset(s->dqkv, 0, 3 * N * Cl * sizeof(float));
-    tr_attention_backward(s->dqkv, s->datt, s->datty, a->qkv, a->att, B, T, Cl, Hl);
+    tr_linear_backward_input(s->datty, a->dx2, blk->projw->value.data, N, Cl, C);
+    memset(a->dqkv, 0, 3 * N * Cl * sizeof(float));
+    tr_attention_backward(a->dqkv, s->datt, s->datty, a->qkv, a->att, B, T, Cl, Hl);
     memset(s->dln, 0, N * C * sizeof(float));
-    tr_linear_backward(s->dln, blk->qkvw->grad.data, blk->qkvb->grad.data, s->dqkv, a->ln1,
-                       blk->qkvw->value.data, N, C, 3 * Cl);
+    tr_linear_backward_input(s->dln, a->dqkv, blk->qkvw->value.data, N, C, 3 * Cl);
     tp_sum(blk, s->dln);
     tr_layernorm_backward(dx, blk->ln1w->grad.data, blk->ln1b->grad.data, s->dln, x,
                           blk->ln1w->value.data, a->ln1_mean, a->ln1_rstd, N, C);
+}
+
+void tr_block_backward_weight(const tr_block *blk, const tr_block_acts *a, const float *dy, int B,
+                              int T, int C)
+{
+    const int N = B * T, Cl = C / blk->tp, Fl = 4 * C / blk->tp;
+    /* dy and dx2 are complete on every tp rank, so the row-split biases' gradients are too */
+    tr_linear_backward_weight(blk->fcprojw->grad.data, blk->fcprojb->grad.data, dy, a->fch_gelu, N,
+                              Fl, C);
+    tr_linear_backward_weight(blk->fcw->grad.data, blk->fcb->grad.data, a->dfch, a->ln2, N, C, Fl);
+    tr_linear_backward_weight(blk->projw->grad.data, blk->projb->grad.data, a->dx2, a->atty, N, Cl,
+                              C);
+    tr_linear_backward_weight(blk->qkvw->grad.data, blk->qkvb->grad.data, a->dqkv, a->ln1, N, C,
+                              3 * Cl);
+}
+
+void tr_block_backward(const tr_block *blk, tr_block_acts *a, tr_block_scratch *s, float *dx,
+                       const float *dy, const float *x, int B, int T, int C, int H)
+{
+    tr_block_backward_input(blk, a, s, dx, dy, x, B, T, C, H);
+    tr_block_backward_weight(blk, a, dy, B, T, C);
 }

@@ -1,5 +1,6 @@
-/* The pipeline executor (pipeline.h): the stage split, the dry run that orders the reshards,
- * this rank's program, the step, and gathering the model. */
+/* The pipeline executor (pipeline.h): rank placement, the stage split, the rank's model copy,
+ * the dry run that orders the reshards, this rank's program, the step, and gathering the
+ * model. */
 #include "pipeline_internal.h"
 
 #include <stdarg.h>
@@ -109,11 +110,10 @@ static int by_time(const void *x, const void *y)
     return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
-/* Planning costs: the schedule library's F = 1, B = 2; I runs the whole backward here and
- * W nothing (see compute). */
+/* Planning costs: the schedule library's F = 1, B = 2, W = 1 (so I = 1). */
 static double cost(mc_sched_op_t op)
 {
-    return op == MC_SCHED_F ? 1.0 : op == MC_SCHED_B || op == MC_SCHED_I ? 2.0 : 0.0;
+    return op == MC_SCHED_B ? 2.0 : 1.0;
 }
 
 /* Reshards between two ranks must start in the same order on both, and the receiver has no
@@ -801,9 +801,15 @@ static void compute(tr_pipe *p, const mc_sched_action_t *a, const int *tokens, c
         break;
     }
     case MC_SCHED_B:
-    case MC_SCHED_I: /* the model has no split backward: I runs all of it, W nothing */
         tr_stage_backward(p->m, acts, st->first, st->last, 1.0f / (float)(M * p->D),
                           p->dout[s * M + mb], p->din[s * M + mb]);
+        break;
+    case MC_SCHED_I: /* the input gradient now, for the previous stage; W later */
+        tr_stage_backward_input(p->m, acts, st->first, st->last, 1.0f / (float)(M * p->D),
+                                p->dout[s * M + mb], p->din[s * M + mb]);
+        break;
+    case MC_SCHED_W:
+        tr_stage_backward_weight(p->m, acts, st->first, st->last);
         break;
     default:
         break;
@@ -877,8 +883,6 @@ int tr_pipe_step(tr_pipe *p, const int *tokens, const int *targets, tr_pipe_stat
             rc = wait_request(p, in->index, err, len);
         } else {
             const mc_sched_action_t *a = &p->acts[in->index];
-            if (a->op == MC_SCHED_W)
-                continue; /* nothing left to do (see compute) */
             double t0 = now();
             compute(p, a, tokens, targets);
             double t1 = now();

@@ -2,16 +2,18 @@
  *
  * The schedule (include/meshcast/schedule.h) has p ranks and p*v stages; stage s is the
  * contiguous layer range [s*n/S, (s+1)*n/S) of the model's n layers (S = p*v stages) and
- * runs on the rank mc_schedule_stage_rank gives. Each rank is a one-device mesh, on a host
- * of its own of the cpu-testbed profile (the plans' topology). A rank walks its action list
+ * runs on the pipeline rank mc_schedule_stage_rank gives. A pipeline rank is a mesh of
+ * D replicas x T tensor-parallel ranks (data_parallel.h, tensor_parallel.h), each rank on a
+ * host of its own of the cpu-testbed profile (the plans' topology). A rank walks its list
  * with real compute (tr_stage_forward / tr_stage_backward) and moves every tensor that
  * crosses ranks (activations, their gradients, U-transformer skip tensors and their
  * gradients) with a meshcast reshard: the sender starts it at its SEND action, the receiver
  * waits for it at its RECV action. Tensors between two stages on one rank are not moved:
  * the stages share buffers.
  *
- * Every rank holds the whole model (same seed) but computes, accumulates and updates only
- * its stages' layers; the batch is sampled identically on every rank. */
+ * Every rank builds the whole model (same seed) and trains a copy of its share: its stages'
+ * layers, split over tp; the batch is sampled identically on every rank, and each replica
+ * runs its own part of the microbatches. */
 #ifndef TRAINER_PIPELINE_H
 #define TRAINER_PIPELINE_H
 
