@@ -43,32 +43,32 @@ int64_t tr_param_part_size(const tr_param *whole, int parts)
     return whole->split.mid ? whole->value.size / parts : whole->value.size;
 }
 
-/* Walks part `part` of `parts`: calls copy once per contiguous run (full offset, slice
- * offset, length). A replicated parameter is one run. */
-static void walk_part(const tr_param *whole, int parts, int part, float *full, float *slice,
-                      int to_full)
+/* Copies part `part` of `parts` from src to dst; one of them is the whole tensor (full),
+ * the other the dense slice. A replicated parameter's part is all of it. */
+static void copy_part(const tr_param *whole, int parts, int part, float *dst, const float *src,
+                      int dst_is_full)
 {
     const tr_split *s = &whole->split;
     if (!s->mid || parts == 1) {
-        size_t n = (size_t)whole->value.size * sizeof(float);
-        memcpy(to_full ? full : slice, to_full ? slice : full, n);
+        memcpy(dst, src, (size_t)whole->value.size * sizeof(float));
         return;
     }
     const int64_t rows = s->mid / parts, run = rows * s->inner;
     for (int64_t o = 0; o < s->outer; o++) {
-        float *f = full + (o * s->mid + (int64_t)part * rows) * s->inner, *l = slice + o * run;
-        memcpy(to_full ? f : l, to_full ? l : f, (size_t)run * sizeof(float));
+        const int64_t f = (o * s->mid + (int64_t)part * rows) * s->inner, l = o * run;
+        memcpy(dst + (dst_is_full ? f : l), src + (dst_is_full ? l : f),
+               (size_t)run * sizeof(float));
     }
 }
 
 void tr_param_get_part(const tr_param *whole, int parts, int part, const float *full, float *slice)
 {
-    walk_part(whole, parts, part, (float *)full, slice, 0);
+    copy_part(whole, parts, part, slice, full, 0);
 }
 
 void tr_param_put_part(const tr_param *whole, int parts, int part, const float *slice, float *full)
 {
-    walk_part(whole, parts, part, full, (float *)slice, 1);
+    copy_part(whole, parts, part, full, slice, 1);
 }
 
 int tr_params_alloc(tr_params *ps)

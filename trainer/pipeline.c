@@ -421,9 +421,11 @@ static int make_schedule(tr_pipe *p, const tr_pipe_config *cfg, char *err, size_
     return s ? fail(err, len, "%s", mc_last_error()) : 0;
 }
 
-/* This rank's copy of the model and of the optimizer state: the layers of its stages split
+/* This rank's copy of the model and of the optimizer state: the blocks of its stages split
  * tp ways (share tpi), the others whole (never computed here); and which pipeline rank
- * trains each parameter. */
+ * trains each parameter. The embedding, the U-joins and the head stay whole on every tp
+ * rank: they run on replicated inputs with replicated output gradients, so each tp rank
+ * computes their complete gradient, and only the sum over replicas remains. */
 static int make_local(tr_pipe *p, const tr_adamw *o)
 {
     const tr_model *w = p->whole;
