@@ -37,15 +37,26 @@ void tr_linear_forward(float *out, const float *in, const float *w, const float 
     add_bias(out, b, N, O);
 }
 
+void tr_linear_backward_input(float *din, const float *dout, const float *w, int N, int K, int O)
+{
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, K, O, 1.0f, dout, O, w, K, 1.0f, din,
+                K);
+}
+
+void tr_linear_backward_weight(float *dw, float *db, const float *dout, const float *in, int N,
+                               int K, int O)
+{
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, O, K, N, 1.0f, dout, O, in, K, 1.0f, dw,
+                K);
+    bias_grad(db, dout, N, O);
+}
+
 void tr_linear_backward(float *din, float *dw, float *db, const float *dout, const float *in,
                         const float *w, int N, int K, int O)
 {
     if (din)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, K, O, 1.0f, dout, O, w, K, 1.0f,
-                    din, K);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, O, K, N, 1.0f, dout, O, in, K, 1.0f, dw,
-                K);
-    bias_grad(db, dout, N, O);
+        tr_linear_backward_input(din, dout, w, N, K, O);
+    tr_linear_backward_weight(dw, db, dout, in, N, K, O);
 }
 
 void tr_layernorm_forward(float *out, float *mean, float *rstd, const float *in, const float *w,
@@ -243,18 +254,30 @@ void tr_join_forward(float *out, const float *x, const float *skip, const float 
     add_bias(out, b, N, C);
 }
 
-void tr_join_backward(float *dx, float *dskip, float *dw, float *db, const float *dout,
-                      const float *x, const float *skip, const float *w, int N, int C)
+void tr_join_backward_input(float *dx, float *dskip, const float *dout, const float *w, int N,
+                            int C)
 {
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, C, 1.0f, dout, C, w, 2 * C, 1.0f,
                 dx, C);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, C, 1.0f, dout, C, w + C, 2 * C,
                 1.0f, dskip, C);
+}
+
+void tr_join_backward_weight(float *dw, float *db, const float *dout, const float *x,
+                             const float *skip, int N, int C)
+{
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, C, C, N, 1.0f, dout, C, x, C, 1.0f, dw,
                 2 * C);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, C, C, N, 1.0f, dout, C, skip, C, 1.0f,
                 dw + C, 2 * C);
     bias_grad(db, dout, N, C);
+}
+
+void tr_join_backward(float *dx, float *dskip, float *dw, float *db, const float *dout,
+                      const float *x, const float *skip, const float *w, int N, int C)
+{
+    tr_join_backward_input(dx, dskip, dout, w, N, C);
+    tr_join_backward_weight(dw, db, dout, x, skip, N, C);
 }
 
 void tr_add(float *out, const float *a, const float *b, int n)

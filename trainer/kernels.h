@@ -10,9 +10,15 @@ void tr_blas_single_thread(void);
 /* out[N,O] = in[N,K] w[O,K]^T + b[O] */
 void tr_linear_forward(float *out, const float *in, const float *w, const float *b, int N, int K,
                        int O);
-/* din may be NULL (nothing upstream needs it). */
+/* din may be NULL (nothing upstream needs it). Both halves below, in one call. */
 void tr_linear_backward(float *din, float *dw, float *db, const float *dout, const float *in,
                         const float *w, int N, int K, int O);
+/* The halves, for a backward split into its input-gradient part (I) and its weight-gradient
+ * part (W, run later from the kept dout and in): din += dout w; dw += dout^T in and
+ * db += the column sums of dout (db may be NULL). */
+void tr_linear_backward_input(float *din, const float *dout, const float *w, int N, int K, int O);
+void tr_linear_backward_weight(float *dw, float *db, const float *dout, const float *in, int N,
+                               int K, int O);
 
 /* Per row: (in - mean) * rstd * w + b; mean and rstd (N each) are kept for the backward. */
 void tr_layernorm_forward(float *out, float *mean, float *rstd, const float *in, const float *w,
@@ -49,6 +55,11 @@ void tr_join_forward(float *out, const float *x, const float *skip, const float 
                      int N, int C);
 void tr_join_backward(float *dx, float *dskip, float *dw, float *db, const float *dout,
                       const float *x, const float *skip, const float *w, int N, int C);
+/* Its input-gradient and weight-gradient halves (as tr_linear_backward_*). */
+void tr_join_backward_input(float *dx, float *dskip, const float *dout, const float *w, int N,
+                            int C);
+void tr_join_backward_weight(float *dw, float *db, const float *dout, const float *x,
+                             const float *skip, int N, int C);
 
 /* out = a + b; the backward of a residual add is dout into both branches. */
 void tr_add(float *out, const float *a, const float *b, int n);

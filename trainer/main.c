@@ -44,7 +44,12 @@ static const char USAGE[] =
     "  --strategy NAME           reshard strategy: send_recv, broadcast, meshcast (default)\n"
     "  --transport threads|ucx   ranks as threads of this process (default), or this process\n"
     "                            as one UCX rank (mpirun, or MESHCAST_RANK/NRANKS/ROOT)\n"
-    "  --trace FILE              write a Chrome trace of the run (compute, reshards, waits)\n";
+    "  --trace FILE              write a Chrome trace of the run (compute, reshards, waits)\n"
+    "data and tensor parallelism (a pipeline rank is a mesh of dp x tp ranks):\n"
+    "  --dp D                    replicas of every pipeline rank (default 1); each runs\n"
+    "                            M/D of the microbatches, gradients are summed by a reshard\n"
+    "  --tp T|T1,T2,...          tensor-parallel ranks (Megatron split of every block), one\n"
+    "                            degree for all pipeline ranks or one each; divides --heads\n";
 
 static void die_usage(const char *fmt, ...)
 {
@@ -67,6 +72,43 @@ static long long parse_int(const char *opt, const char *s, long long lo, long lo
     return v;
 }
 
+/* "2" or "2,1,...": one tensor-parallel degree or one per pipeline rank; returns the count. */
+static int parse_tp(const char *text, int *tp)
+{
+    char buf[256];
+    int n = 0;
+    if (strlen(text) >= sizeof(buf))
+        die_usage("--tp list is too long");
+    strcpy(buf, text);
+    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        if (n == TR_MAX_STAGES)
+            die_usage("--tp has more than %d degrees", TR_MAX_STAGES);
+        tp[n++] = (int)parse_int("--tp", item, 1, 64);
+    }
+    if (n == 0 || text[strlen(text) - 1] == ',' || text[0] == ',' || strstr(text, ",,"))
+        die_usage("--tp must be one degree or a comma-separated list, not '%s'", text);
+    return n;
+}
+
+/* One degree for every pipeline rank, or one each; each takes whole heads (and then a whole
+ * share of the MLP's 4C width too, as the heads divide C). */
+static void check_tp(tr_options *o, int ntp)
+{
+    if (ntp != 1 && ntp != o->stages)
+        die_usage("--tp gives %d degrees for --stages %d (give one, or one per stage)", ntp,
+                  o->stages);
+    for (int r = 1; ntp == 1 && r < o->stages; r++)
+        o->tp[r] = o->tp[0];
+    for (int r = 0; r < o->stages; r++)
+        if (o->cfg.heads % o->tp[r])
+            die_usage("--tp %d does not divide --heads %d (each tensor-parallel rank takes "
+                      "whole heads)",
+                      o->tp[r], o->cfg.heads);
+    if (tr_options_ranks(o) > 1024)
+        die_usage("--stages x --dp x --tp is %d ranks, more than 1024", tr_options_ranks(o));
+}
+
 /* The schedule must exist for these ranks and microbatches, and every stage needs a layer. */
 static void check_pipeline(const tr_options *o)
 {
@@ -82,16 +124,18 @@ static void check_pipeline(const tr_options *o)
                   mc_sched_kind_name(o->kind));
     mc_schedule_t *s;
     mc_schedule_info_t info;
-    if (mc_schedule_create(o->kind, o->stages, o->micro, NULL, &s))
-        die_usage("--schedule %s with --stages %d and --microbatches %d: %s",
-                  mc_sched_kind_name(o->kind), o->stages, o->micro, mc_last_error());
+    const int micro = o->micro / o->dp; /* per replica */
+    if (mc_schedule_create(o->kind, o->stages, micro, NULL, &s))
+        die_usage("--schedule %s with --stages %d and %d microbatches per replica: %s",
+                  mc_sched_kind_name(o->kind), o->stages, micro, mc_last_error());
     mc_schedule_info(s, &info);
     mc_schedule_destroy(s);
     /* up to 4 reshards per microbatch and chunk (activation and gradient in and out) in
      * flight on a rank; a communicator keeps 255 (the executor checks skip tensors too) */
-    if (4 * info.chunks * o->micro > 255)
+    if (4 * info.chunks * micro > 255)
         die_usage("--microbatches %d is too many for %s: a rank keeps up to %d reshards per "
-                  "microbatch in flight and a communicator at most 255 (use at most %d)",
+                  "microbatch in flight and a communicator at most 255 (use at most %d per "
+                  "replica)",
                   o->micro, mc_sched_kind_name(o->kind), 4 * info.chunks, 255 / (4 * info.chunks));
     if (info.nstages > o->cfg.blocks + 2)
         die_usage("--schedule %s on %d ranks has %d stages, more than the model's %d layers "
@@ -110,34 +154,23 @@ static tr_options parse(int argc, char **argv)
                     .seed = 1,
                     .data = DEFAULT_DATA,
                     .stages = 1,
+                    .dp = 1,
                     .kind = MC_SCHED_1F1B,
                     .strategy = MC_STRATEGY_MESHCAST,
                     .sender = MC_SENDER_LB_SIZE,
                     .transport = "threads"};
-    static const struct option longs[] = {{"model", 1, 0, 'm'},
-                                          {"layers", 1, 0, 'L'},
-                                          {"dmodel", 1, 0, 'C'},
-                                          {"heads", 1, 0, 'H'},
-                                          {"seq", 1, 0, 'T'},
-                                          {"batch", 1, 0, 'B'},
-                                          {"microbatches", 1, 0, 'M'},
-                                          {"steps", 1, 0, 'S'},
-                                          {"lr", 1, 0, 'r'},
-                                          {"seed", 1, 0, 's'},
-                                          {"data", 1, 0, 'd'},
-                                          {"eval", 1, 0, 'e'},
-                                          {"checkpoint-dir", 1, 0, 'c'},
-                                          {"resume", 0, 0, 'R'},
-                                          {"json", 0, 0, 'j'},
-                                          {"stages", 1, 0, 'P'},
-                                          {"schedule", 1, 0, 'k'},
-                                          {"strategy", 1, 0, 'g'},
-                                          {"transport", 1, 0, 'x'},
-                                          {"trace", 1, 0, 't'},
-                                          {"help", 0, 0, 'h'},
-                                          {0, 0, 0, 0}};
+    static const struct option longs[] = {
+        {"model", 1, 0, 'm'},          {"layers", 1, 0, 'L'},   {"dmodel", 1, 0, 'C'},
+        {"heads", 1, 0, 'H'},          {"seq", 1, 0, 'T'},      {"batch", 1, 0, 'B'},
+        {"microbatches", 1, 0, 'M'},   {"steps", 1, 0, 'S'},    {"lr", 1, 0, 'r'},
+        {"seed", 1, 0, 's'},           {"data", 1, 0, 'd'},     {"eval", 1, 0, 'e'},
+        {"checkpoint-dir", 1, 0, 'c'}, {"resume", 0, 0, 'R'},   {"json", 0, 0, 'j'},
+        {"stages", 1, 0, 'P'},         {"dp", 1, 0, 'D'},       {"tp", 1, 0, 'p'},
+        {"schedule", 1, 0, 'k'},       {"strategy", 1, 0, 'g'}, {"transport", 1, 0, 'x'},
+        {"trace", 1, 0, 't'},          {"help", 0, 0, 'h'},     {0, 0, 0, 0}};
     opterr = 0;
-    int c;
+    int c, ntp = 1;
+    o.tp[0] = 1;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (c) {
         case 'm':
@@ -197,6 +230,12 @@ static tr_options parse(int argc, char **argv)
         case 'P':
             o.stages = (int)parse_int("--stages", optarg, 1, 64);
             break;
+        case 'D':
+            o.dp = (int)parse_int("--dp", optarg, 1, 64);
+            break;
+        case 'p':
+            ntp = parse_tp(optarg, o.tp);
+            break;
         case 'k':
             if (mc_sched_kind_parse(optarg, &o.kind))
                 die_usage("--schedule must be gpipe, 1f1b, eager-1f1b, interleaved-1f1b, zb-h1, "
@@ -235,10 +274,15 @@ static tr_options parse(int argc, char **argv)
         die_usage("--batch %d is not a multiple of --microbatches %d", o.batch, o.micro);
     if (o.resume && !o.ckdir)
         die_usage("--resume needs --checkpoint-dir");
+    check_tp(&o, ntp);
+    if (o.micro % o.dp)
+        die_usage("--microbatches %d does not split over --dp %d replicas (each runs an equal "
+                  "share)",
+                  o.micro, o.dp);
     if (o.stages > 1 || !strcmp(o.transport, "ucx"))
         check_pipeline(&o);
-    else if (o.trace)
-        die_usage("--trace needs a pipeline (--stages 2 or more)");
+    else if (o.trace && tr_options_ranks(&o) == 1)
+        die_usage("--trace needs a pipeline or more ranks (--stages, --dp or --tp 2 or more)");
     /* the activations of one microbatch must fit comfortably: refuse before allocating */
     double acts = (double)o.batch / o.micro * o.cfg.seq *
                   ((double)o.cfg.blocks * (20.0 * o.cfg.dmodel + o.cfg.heads * o.cfg.seq) +
@@ -259,16 +303,18 @@ static double now(void)
 void tr_print_header(const tr_options *o, size_t params, size_t data_bytes, int ranks)
 {
     const char *arch = o->cfg.arch == TR_ARCH_GPT ? "gpt" : "utransformer";
-    char strategy[32];
+    char strategy[32], tp[4 * TR_MAX_STAGES + 1] = "";
     snprintf(strategy, sizeof(strategy), "%s", mc_strategy_name(o->strategy, o->sender));
+    for (int r = 0; r < o->stages; r++)
+        snprintf(tp + strlen(tp), sizeof(tp) - strlen(tp), "%s%d", r ? "," : "", o->tp[r]);
     if (o->json)
         printf("{\"model\":\"%s\",\"layers\":%d,\"dmodel\":%d,\"heads\":%d,\"seq\":%d,"
                "\"batch\":%d,\"microbatches\":%d,\"lr\":%g,\"seed\":%llu,\"params\":%zu,"
-               "\"data_bytes\":%zu,\"stages\":%d,\"schedule\":\"%s\",\"strategy\":\"%s\","
-               "\"transport\":\"%s\"}\n",
+               "\"data_bytes\":%zu,\"stages\":%d,\"dp\":%d,\"tp\":[%s],\"ranks\":%d,"
+               "\"schedule\":\"%s\",\"strategy\":\"%s\",\"transport\":\"%s\"}\n",
                arch, o->cfg.blocks, o->cfg.dmodel, o->cfg.heads, o->cfg.seq, o->batch, o->micro,
-               o->lr, (unsigned long long)o->seed, params, data_bytes, ranks,
-               ranks > 1 ? mc_sched_kind_name(o->kind) : "none", ranks > 1 ? strategy : "none",
+               o->lr, (unsigned long long)o->seed, params, data_bytes, o->stages, o->dp, tp, ranks,
+               o->stages > 1 ? mc_sched_kind_name(o->kind) : "none", ranks > 1 ? strategy : "none",
                ranks > 1 ? o->transport : "none");
     else
         printf("# %s: %d layers, dmodel %d, %d heads, seq %d, batch %d in %d microbatches, "
@@ -276,8 +322,10 @@ void tr_print_header(const tr_options *o, size_t params, size_t data_bytes, int 
                arch, o->cfg.blocks, o->cfg.dmodel, o->cfg.heads, o->cfg.seq, o->batch, o->micro,
                params, o->data, data_bytes);
     if (!o->json && ranks > 1)
-        printf("# pipeline: %d ranks (%s), schedule %s, strategy %s\n", ranks, o->transport,
-               mc_sched_kind_name(o->kind), strategy);
+        printf("# ranks: %d (%s): %d pipeline x %d data-parallel x tp %s, schedule %s, "
+               "strategy %s\n",
+               ranks, o->transport, o->stages, o->dp, tp,
+               o->stages > 1 ? mc_sched_kind_name(o->kind) : "none", strategy);
 }
 
 void tr_print_step(const tr_options *o, int64_t step, float loss, double seconds,
@@ -292,9 +340,10 @@ void tr_print_step(const tr_options *o, int64_t step, float loss, double seconds
                (long long)step, loss, tps, seconds * 1e3);
     else if (o->json)
         printf("{\"step\":%lld,\"loss\":%.6f,\"tokens_per_s\":%.1f,\"ms\":%.3f,"
-               "\"comm_hidden\":%.4f,\"compute_ms\":%.3f,\"reshard_ms\":%.3f,\"wait_ms\":%.3f}\n",
+               "\"comm_hidden\":%.4f,\"compute_ms\":%.3f,\"reshard_ms\":%.3f,\"wait_ms\":%.3f,"
+               "\"reduce_ms\":%.3f}\n",
                (long long)step, loss, tps, seconds * 1e3, hidden, st->compute_s * 1e3,
-               st->reshard_s * 1e3, st->wait_s * 1e3);
+               st->reshard_s * 1e3, st->wait_s * 1e3, st->reduce_s * 1e3);
     else if (!st)
         printf("step %lld/%d  loss %.4f  tokens/s %.0f  ms %.1f  comm hidden -\n", (long long)step,
                o->steps, loss, tps, seconds * 1e3);
@@ -344,7 +393,7 @@ int main(int argc, char **argv)
         data.rng.state = pr.data_rng;
     }
     int rc = 0;
-    if (o.stages > 1 || !strcmp(o.transport, "ucx")) {
+    if (tr_options_ranks(&o) > 1 || !strcmp(o.transport, "ucx")) {
         rc = tr_run_pipeline(&o);
         goto out;
     }

@@ -45,7 +45,9 @@ int tr_model_add_block(tr_model *m, tr_layer *ly, int index)
     snprintf(prefix, sizeof(prefix), "block%d", index);
     ly->kind = TR_LAYER_BLOCK;
     ly->skip_in = ly->skip_out = -1;
-    return tr_block_register(&ly->blk, &m->params, prefix, m->cfg.dmodel);
+    const int l = (int)(ly - m->layers);
+    return tr_block_register(&ly->blk, &m->params, prefix, m->cfg.dmodel, m->tp ? m->tp[l] : 1,
+                             m->tp ? m->tp_rank[l] : 0);
 }
 
 int tr_model_add_head(tr_model *m, tr_layer *ly)
@@ -82,7 +84,8 @@ static void init_weights(tr_model *m, uint64_t seed)
     }
 }
 
-tr_model *tr_model_create(const tr_config *cfg, uint64_t seed)
+/* The layers and their parameters, allocated (zero); tp, tp_rank as tr_model_create_part. */
+static tr_model *build(const tr_config *cfg, const int *tp, const int *tp_rank)
 {
     if (tr_config_check(cfg))
         return NULL;
@@ -94,6 +97,15 @@ tr_model *tr_model_create(const tr_config *cfg, uint64_t seed)
     m->layers = calloc((size_t)m->nlayers, sizeof(*m->layers));
     int capacity = 2 + cfg->blocks * (TR_BLOCK_NPARAMS + 2) + 3;
     int rc = !m->layers || tr_params_init(&m->params, capacity);
+    if (!rc && tp) {
+        m->tp = malloc((size_t)m->nlayers * sizeof(int));
+        m->tp_rank = malloc((size_t)m->nlayers * sizeof(int));
+        rc = !m->tp || !m->tp_rank;
+        for (int l = 0; !rc && l < m->nlayers; l++) {
+            m->tp[l] = tp[l];
+            m->tp_rank[l] = tp_rank[l];
+        }
+    }
     if (!rc)
         rc = cfg->arch == TR_ARCH_GPT ? tr_gpt_build(m) : tr_utransformer_build(m);
     if (!rc)
@@ -102,7 +114,30 @@ tr_model *tr_model_create(const tr_config *cfg, uint64_t seed)
         tr_model_free(m);
         return NULL;
     }
-    init_weights(m, seed);
+    return m;
+}
+
+tr_model *tr_model_create(const tr_config *cfg, uint64_t seed)
+{
+    tr_model *m = build(cfg, NULL, NULL);
+    if (m)
+        init_weights(m, seed);
+    return m;
+}
+
+int tr_model_param_parts(const tr_model *m, int i)
+{
+    const tr_split *s = &m->params.p[i].split;
+    return s->mid ? s->parts : 1;
+}
+
+tr_model *tr_model_create_part(const tr_model *whole, const int *tp, const int *tp_rank)
+{
+    tr_model *m = build(&whole->cfg, tp, tp_rank);
+    for (int i = 0; m && i < m->params.count; i++)
+        tr_param_get_part(&whole->params.p[i], tr_model_param_parts(m, i),
+                          m->params.p[i].split.part, whole->params.p[i].value.data,
+                          m->params.p[i].value.data);
     return m;
 }
 
@@ -114,6 +149,8 @@ void tr_model_free(tr_model *m)
     free(m->layers);
     free(m->skip_from);
     free(m->skip_to);
+    free(m->tp);
+    free(m->tp_rank);
     free(m);
 }
 
@@ -142,6 +179,7 @@ void tr_acts_free(const tr_model *m, tr_acts *a)
     free_array(a->x, m->nlayers);
     free_array(a->dx, m->nlayers);
     free_array(a->joined, m->nlayers);
+    free_array(a->djoin, m->nlayers);
     free_array(a->skip, m->nskips);
     free_array(a->dskip, m->nskips);
     for (int l = 0; a->blk && l < m->nlayers; l++)
@@ -165,7 +203,7 @@ tr_acts *tr_acts_create(const tr_model *m, int B)
     a->T = T;
     int ok = (a->tokens = calloc(N, sizeof(int))) && (a->targets = calloc(N, sizeof(int)));
     ok = ok && (a->x = alloc_array(m->nlayers, act)) && (a->dx = alloc_array(m->nlayers, act));
-    ok = ok && (a->joined = alloc_array(m->nlayers, 0));
+    ok = ok && (a->joined = alloc_array(m->nlayers, 0)) && (a->djoin = alloc_array(m->nlayers, 0));
     ok = ok && (a->skip = alloc_array(m->nskips, act)) && (a->dskip = alloc_array(m->nskips, act));
     ok = ok && (a->blk = calloc((size_t)m->nlayers, sizeof(*a->blk)));
     for (int l = 0; ok && l < m->nlayers; l++) {
@@ -173,7 +211,7 @@ tr_acts *tr_acts_create(const tr_model *m, int B)
             continue;
         ok = tr_block_acts_alloc(&a->blk[l], B, T, C, H) == 0;
         if (ok && m->layers[l].skip_in >= 0)
-            ok = (a->joined[l] = tr_alloc(act)) != NULL;
+            ok = (a->joined[l] = tr_alloc(act)) && (a->djoin[l] = tr_alloc(act));
     }
     for (int i = 0; ok && i < m->nlayers; i++)
         ok = a->x[i] && a->dx[i];
@@ -220,41 +258,61 @@ static void layer_forward(tr_model *m, tr_acts *a, int l)
     }
 }
 
-/* Adds this layer's input gradient into a->dx[l - 1] (zeroed by the caller). */
-static void layer_backward(tr_model *m, tr_acts *a, int l, float loss_scale)
+/* Adds this layer's input gradient into a->dx[l - 1] (zeroed by the caller); the
+ * parameter gradients that need no more than the pass itself (LayerNorms) accumulate. */
+static void layer_backward_input(tr_model *m, tr_acts *a, int l, float loss_scale)
 {
     const tr_layer *ly = &m->layers[l];
     const int B = a->B, T = a->T, C = m->cfg.dmodel, V = m->cfg.vocab, N = B * T;
     const size_t act = (size_t)N * C * sizeof(float);
     switch (ly->kind) {
-    case TR_LAYER_EMBED:
-        tr_embedding_backward(ly->wte->grad.data, ly->wpe->grad.data, a->dx[l], a->tokens, B, T, C);
+    case TR_LAYER_EMBED: /* no input gradient: its backward is all weight gradient */
         break;
     case TR_LAYER_BLOCK:
         if (ly->skip_out >= 0) /* the skip edge's gradient joins the main path's */
             tr_add_into(a->dx[l], a->dskip[ly->skip_out], N * C);
         if (ly->skip_in < 0) {
-            tr_block_backward(&ly->blk, &a->blk[l], &a->scratch, a->dx[l - 1], a->dx[l],
-                              a->x[l - 1], B, T, C, m->cfg.heads);
+            tr_block_backward_input(&ly->blk, &a->blk[l], &a->scratch, a->dx[l - 1], a->dx[l],
+                                    a->x[l - 1], B, T, C, m->cfg.heads);
             break;
         }
-        /* the block's input gradient lands in dlnf (free here), then goes through the join */
-        memset(a->dlnf, 0, act);
-        tr_block_backward(&ly->blk, &a->blk[l], &a->scratch, a->dlnf, a->dx[l], a->joined[l], B, T,
-                          C, m->cfg.heads);
+        /* the block's input gradient lands in djoin, then goes through the join */
+        memset(a->djoin[l], 0, act);
+        tr_block_backward_input(&ly->blk, &a->blk[l], &a->scratch, a->djoin[l], a->dx[l],
+                                a->joined[l], B, T, C, m->cfg.heads);
         memset(a->dskip[ly->skip_in], 0, act);
-        tr_join_backward(a->dx[l - 1], a->dskip[ly->skip_in], ly->joinw->grad.data,
-                         ly->joinb->grad.data, a->dlnf, a->x[l - 1], a->skip[ly->skip_in],
-                         ly->joinw->value.data, N, C);
+        tr_join_backward_input(a->dx[l - 1], a->dskip[ly->skip_in], a->djoin[l],
+                               ly->joinw->value.data, N, C);
         break;
     case TR_LAYER_HEAD:
         memset(a->dlogits, 0, (size_t)N * V * sizeof(float));
         tr_crossentropy_backward(a->dlogits, a->probs, a->targets, N, V, loss_scale);
         memset(a->dlnf, 0, act);
-        tr_linear_backward(a->dlnf, ly->lmw->grad.data, NULL, a->dlogits, a->lnf,
-                           ly->lmw->value.data, N, C, V);
+        tr_linear_backward_input(a->dlnf, a->dlogits, ly->lmw->value.data, N, C, V);
         tr_layernorm_backward(a->dx[l - 1], ly->lnfw->grad.data, ly->lnfb->grad.data, a->dlnf,
                               a->x[l - 1], ly->lnfw->value.data, a->lnf_mean, a->lnf_rstd, N, C);
+        break;
+    }
+}
+
+/* The rest of the layer's parameter gradients, from what the input part kept: its output
+ * gradient a->dx[l] (untouched since), the kept block and join gradients, dlogits. */
+static void layer_backward_weight(tr_model *m, tr_acts *a, int l)
+{
+    const tr_layer *ly = &m->layers[l];
+    const int B = a->B, T = a->T, C = m->cfg.dmodel, V = m->cfg.vocab, N = B * T;
+    switch (ly->kind) {
+    case TR_LAYER_EMBED:
+        tr_embedding_backward(ly->wte->grad.data, ly->wpe->grad.data, a->dx[l], a->tokens, B, T, C);
+        break;
+    case TR_LAYER_BLOCK:
+        tr_block_backward_weight(&ly->blk, &a->blk[l], a->dx[l], B, T, C);
+        if (ly->skip_in >= 0)
+            tr_join_backward_weight(ly->joinw->grad.data, ly->joinb->grad.data, a->djoin[l],
+                                    a->x[l - 1], a->skip[ly->skip_in], N, C);
+        break;
+    case TR_LAYER_HEAD:
+        tr_linear_backward_weight(ly->lmw->grad.data, NULL, a->dlogits, a->lnf, N, C, V);
         break;
     }
 }
@@ -278,8 +336,8 @@ float tr_stage_forward(tr_model *m, tr_acts *a, int first, int last, const int *
     return a->loss;
 }
 
-void tr_stage_backward(tr_model *m, tr_acts *a, int first, int last, float loss_scale,
-                       const float *dout, float *din)
+void tr_stage_backward_input(tr_model *m, tr_acts *a, int first, int last, float loss_scale,
+                             const float *dout, float *din)
 {
     const size_t act = (size_t)a->B * a->T * m->cfg.dmodel * sizeof(float);
     if (last < m->nlayers)
@@ -287,10 +345,23 @@ void tr_stage_backward(tr_model *m, tr_acts *a, int first, int last, float loss_
     for (int l = last - 1; l >= first; l--) {
         if (l > 0)
             memset(a->dx[l - 1], 0, act);
-        layer_backward(m, a, l, loss_scale);
+        layer_backward_input(m, a, l, loss_scale);
     }
     if (first > 0)
         memcpy(din, a->dx[first - 1], act);
+}
+
+void tr_stage_backward_weight(tr_model *m, tr_acts *a, int first, int last)
+{
+    for (int l = last - 1; l >= first; l--)
+        layer_backward_weight(m, a, l);
+}
+
+void tr_stage_backward(tr_model *m, tr_acts *a, int first, int last, float loss_scale,
+                       const float *dout, float *din)
+{
+    tr_stage_backward_input(m, a, first, last, loss_scale, dout, din);
+    tr_stage_backward_weight(m, a, first, last);
 }
 
 float tr_model_forward(tr_model *m, tr_acts *a, const int *tokens, const int *targets)

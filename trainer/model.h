@@ -41,6 +41,7 @@ typedef struct {
     tr_layer *layers;
     int nskips; /* skip edges: edge e runs from layer skip_from[e] to layer skip_to[e] */
     int *skip_from, *skip_to;
+    int *tp, *tp_rank; /* per layer: the blocks' tensor-parallel share (NULL: whole) */
     tr_params params;
 } tr_model;
 
@@ -51,6 +52,7 @@ typedef struct {
     float **x, **dx;       /* x[l]: output of layer l, [B,T,C]; dx[l] its gradient */
     tr_block_acts *blk;    /* per layer (blocks only) */
     float **joined;        /* per layer with a join: the joined block input */
+    float **djoin;         /* and its gradient, kept for the join's weight gradient */
     float **skip, **dskip; /* per skip edge: the tensor and its gradient, [B,T,C] */
     float *lnf, *lnf_mean, *lnf_rstd, *logits, *probs, *dlnf, *dlogits; /* head */
     tr_block_scratch scratch;
@@ -61,6 +63,11 @@ typedef struct {
 const char *tr_config_check(const tr_config *cfg);
 /* Builds and initialises the model from seed; NULL on bad config or out of memory. */
 tr_model *tr_model_create(const tr_config *cfg, uint64_t seed);
+/* A tensor-parallel rank's copy of `whole`: block layer l holds share tp_rank[l] of
+ * tp[l] (block.h), every other parameter whole; values copied from `whole`. */
+tr_model *tr_model_create_part(const tr_model *whole, const int *tp, const int *tp_rank);
+/* Parts of parameter i: its tensor-parallel split, or 1. */
+int tr_model_param_parts(const tr_model *m, int i);
 void tr_model_free(tr_model *m);
 
 tr_acts *tr_acts_create(const tr_model *m, int B);
@@ -75,9 +82,16 @@ float tr_stage_forward(tr_model *m, tr_acts *a, int first, int last, const int *
 /* Backward of layers [first, last) after their forward on the same acts. last == nlayers
  * starts from loss_scale * loss, else from `dout`; first > 0 writes `din`. Parameter
  * gradients accumulate. Edges ending in the stage write a->dskip[e]; edges starting in it
- * add a->dskip[e] into their layer's output gradient. */
+ * add a->dskip[e] into their layer's output gradient. The input part, then the weight part. */
 void tr_stage_backward(tr_model *m, tr_acts *a, int first, int last, float loss_scale,
                        const float *dout, float *din);
+/* The backward split as the zero-bubble schedules run it. The input part (I) computes din
+ * and the skip gradients (and the LayerNorms' gradients, elementwise, from the same pass);
+ * the weight part (W), any time after it, the linear layers', joins' and embedding's
+ * parameter gradients from what I kept in a. */
+void tr_stage_backward_input(tr_model *m, tr_acts *a, int first, int last, float loss_scale,
+                             const float *dout, float *din);
+void tr_stage_backward_weight(tr_model *m, tr_acts *a, int first, int last);
 
 /* Layer builders the architectures share: fill *ly and register its parameters. */
 int tr_model_add_embed(tr_model *m, tr_layer *ly);

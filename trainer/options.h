@@ -7,9 +7,12 @@
 #include "model.h"
 #include "pipeline.h"
 
+#define TR_MAX_STAGES 64
+
 typedef struct {
     tr_config cfg;
-    int batch, micro, steps, eval, json, resume, stages;
+    int batch, micro, steps, eval, json, resume, stages, dp;
+    int tp[TR_MAX_STAGES]; /* per pipeline rank: tensor-parallel ranks */
     float lr;
     uint64_t seed;
     const char *data, *ckdir, *trace, *transport;
@@ -24,6 +27,15 @@ void tr_print_header(const tr_options *o, size_t params, size_t data_bytes, int 
 void tr_print_step(const tr_options *o, int64_t step, float loss, double seconds,
                    const tr_pipe_stats *st);
 void tr_print_val(const tr_options *o, float val, int sequences);
+
+/* Ranks the run takes: replicas x tensor-parallel ranks, summed over the pipeline ranks. */
+static inline int tr_options_ranks(const tr_options *o)
+{
+    int n = 0;
+    for (int r = 0; r < o->stages; r++)
+        n += o->dp * o->tp[r];
+    return n;
+}
 
 /* Trains o->stages pipeline ranks (threads of this process, or this process as one UCX
  * rank); returns the exit status. */

@@ -26,6 +26,51 @@ tr_param *tr_params_add(tr_params *ps, const char *name, int ndim, const int64_t
     return p;
 }
 
+tr_param *tr_params_add_split(tr_params *ps, const char *name, int ndim, const int64_t *shape,
+                              int decay, int sdim, tr_split split)
+{
+    int64_t local[TR_MAX_DIMS];
+    memcpy(local, shape, (size_t)ndim * sizeof(int64_t));
+    local[sdim] /= split.parts;
+    tr_param *p = tr_params_add(ps, name, ndim, local, decay);
+    if (p)
+        p->split = split;
+    return p;
+}
+
+int64_t tr_param_part_size(const tr_param *whole, int parts)
+{
+    return whole->split.mid ? whole->value.size / parts : whole->value.size;
+}
+
+/* Copies part `part` of `parts` from src to dst; one of them is the whole tensor (full),
+ * the other the dense slice. A replicated parameter's part is all of it. */
+static void copy_part(const tr_param *whole, int parts, int part, float *dst, const float *src,
+                      int dst_is_full)
+{
+    const tr_split *s = &whole->split;
+    if (!s->mid || parts == 1) {
+        memcpy(dst, src, (size_t)whole->value.size * sizeof(float));
+        return;
+    }
+    const int64_t rows = s->mid / parts, run = rows * s->inner;
+    for (int64_t o = 0; o < s->outer; o++) {
+        const int64_t f = (o * s->mid + (int64_t)part * rows) * s->inner, l = o * run;
+        memcpy(dst + (dst_is_full ? f : l), src + (dst_is_full ? l : f),
+               (size_t)run * sizeof(float));
+    }
+}
+
+void tr_param_get_part(const tr_param *whole, int parts, int part, const float *full, float *slice)
+{
+    copy_part(whole, parts, part, slice, full, 0);
+}
+
+void tr_param_put_part(const tr_param *whole, int parts, int part, const float *slice, float *full)
+{
+    copy_part(whole, parts, part, full, slice, 1);
+}
+
 int tr_params_alloc(tr_params *ps)
 {
     ps->values = tr_alloc(ps->total);

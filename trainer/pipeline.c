@@ -1,5 +1,6 @@
-/* The pipeline executor (pipeline.h): the stage split, the dry run that orders the reshards,
- * this rank's program, the step, and gathering the model. */
+/* The pipeline executor (pipeline.h): rank placement, the stage split, the rank's model copy,
+ * the dry run that orders the reshards, this rank's program, the step, and gathering the
+ * model. */
 #include "pipeline_internal.h"
 
 #include <stdarg.h>
@@ -109,11 +110,10 @@ static int by_time(const void *x, const void *y)
     return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
-/* Planning costs: the schedule library's F = 1, B = 2; I runs the whole backward here and
- * W nothing (see compute). */
+/* Planning costs: the schedule library's F = 1, B = 2, W = 1 (so I = 1). */
 static double cost(mc_sched_op_t op)
 {
-    return op == MC_SCHED_F ? 1.0 : op == MC_SCHED_B || op == MC_SCHED_I ? 2.0 : 0.0;
+    return op == MC_SCHED_B ? 2.0 : 1.0;
 }
 
 /* Reshards between two ranks must start in the same order on both, and the receiver has no
@@ -142,8 +142,7 @@ static int dry_run(tr_pipe *p, char *err, size_t len)
     for (size_t k = 0; k < nkeys; k++)
         sent_at[k] = -1.0;
     for (int r = 0; r < n; r++) {
-        if (mc_schedule_actions(p->sched, r, &list[r], &count[r]))
-            goto out;
+        tr_pipe_actions(p, r, &list[r], &count[r]);
         total += count[r];
     }
     if (!(sends = calloc(total + 1, sizeof(*sends))))
@@ -245,34 +244,74 @@ static int build_program(tr_pipe *p)
     return 0;
 }
 
+/* The device ids of pipeline rank r's mesh, D x T row-major: the first device of each of
+ * its world ranks. */
+static void mesh_devices(const tr_pipe *p, int r, int64_t *ids)
+{
+    const int64_t devices = mc_topology_devices(p->topo);
+    for (int k = 0; k < p->D * p->tp[r]; k++) {
+        int64_t dev = 0;
+        while (dev < devices && mc_device_owner(p->topo, p->nworld, dev) != p->base[r] + k)
+            dev++;
+        ids[k] = dev;
+    }
+}
+
+/* Pipeline rank r's mesh (replicas x tp ranks) holding a boundary tensor: every replica's
+ * microbatch stacked, [D*B*T, C], S on the batch dim over the replicas, replicated over tp. */
+static mc_status_t boundary_layout(const tr_pipe *p, int r, mc_layout_t **out)
+{
+    const int64_t mshape[2] = {p->D, p->tp[r]},
+                  shape[2] = {(int64_t)p->D * p->cfg.micro_batch * p->m->cfg.seq, p->m->cfg.dmodel};
+    int64_t *ids = malloc((size_t)p->D * p->tp[r] * sizeof(int64_t));
+    mc_mesh_t *mesh = NULL;
+    mc_spec_t *spec = NULL;
+    if (!ids)
+        return MC_ERR_NOMEM;
+    mesh_devices(p, r, ids);
+    mc_status_t s = mc_mesh_create(2, mshape, ids, NULL, &mesh);
+    s = s ? s : mc_spec_parse("S0R", mesh, 2, &spec);
+    s = s ? s : mc_layout_create(2, shape, MC_DTYPE_F32, mesh, spec, out);
+    mc_spec_destroy(spec);
+    mc_mesh_destroy(mesh);
+    free(ids);
+    return s;
+}
+
 static int make_plans(tr_pipe *p, char *err, size_t len)
 {
-    const int n = p->nranks, C = p->m->cfg.dmodel;
-    const int64_t shape[2] = {(int64_t)p->cfg.micro_batch * p->m->cfg.seq, C};
+    const int n = p->nranks, me = p->dpi * p->tp[p->rank] + p->tpi;
     const char *topo = "cpu-testbed"; /* one host per rank: every boundary crosses a NIC */
-    if (mc_topology_load(topo, &p->topo) || mc_topology_set_hosts(p->topo, n))
+    if (mc_topology_load(topo, &p->topo) || mc_topology_set_hosts(p->topo, p->nworld))
         return fail(err, len, "topology %s: %s", topo, mc_last_error());
     p->layout = calloc((size_t)n, sizeof(*p->layout));
     p->plan = calloc((size_t)n * n, sizeof(*p->plan));
-    if (!p->layout || !p->plan)
+    p->src = calloc((size_t)p->nworld, sizeof(*p->src));
+    p->dst = calloc((size_t)p->nworld, sizeof(*p->dst));
+    int64_t *ids = calloc((size_t)p->nworld, sizeof(int64_t));
+    if (!p->layout || !p->plan || !p->src || !p->dst || !ids) {
+        free(ids);
         return fail(err, len, "out of memory");
-    for (int r = 0; r < n; r++) {
-        int64_t dev = 0, devices = mc_topology_devices(p->topo);
-        while (dev < devices && mc_device_owner(p->topo, n, dev) != r)
-            dev++;
-        if (dev == devices)
-            return fail(err, len, "topology %s has no device for rank %d", topo, r);
-        const int64_t mshape[1] = {1};
-        mc_mesh_t *mesh = NULL;
-        mc_spec_t *spec = NULL;
-        mc_status_t s = mc_mesh_create(1, mshape, &dev, NULL, &mesh);
-        s = s ? s : mc_spec_parse("RR", mesh, 2, &spec);
-        s = s ? s : mc_layout_create(2, shape, MC_DTYPE_F32, mesh, spec, &p->layout[r]);
-        mc_spec_destroy(spec);
-        mc_mesh_destroy(mesh);
-        if (s)
-            return fail(err, len, "layout of rank %d: %s", r, mc_last_error());
     }
+    for (int r = 0; r < n; r++)
+        if (boundary_layout(p, r, &p->layout[r])) {
+            free(ids);
+            return fail(err, len, "layout of rank %d: %s", r, mc_last_error());
+        }
+    mesh_devices(p, p->rank, ids);
+    const int T = p->tp[p->rank];
+    int rc = tr_dp_create(p->topo, ids, p->D, T, me, &p->m->params, p->owned, p->cfg.strategy,
+                          p->cfg.sender, &p->dp, err, len);
+    if (!rc && T > 1) /* this replica's tp ranks: one row of the mesh */
+        rc = tr_tp_create(p->comm, p->topo, ids + p->dpi * T, T, p->tpi,
+                          (int64_t)p->cfg.micro_batch * p->m->cfg.seq, p->m->cfg.dmodel,
+                          p->cfg.strategy, p->cfg.sender, &p->tpg, err, len);
+    free(ids);
+    if (rc)
+        return -1;
+    for (int l = 0; l < p->m->nlayers; l++)
+        if (p->m->layers[l].kind == TR_LAYER_BLOCK && p->m->tp[l] > 1)
+            p->m->layers[l].blk.group = p->tpg;
     mc_plan_params_t pp = {.field_mask = MC_PLAN_PARAM_STRATEGY | MC_PLAN_PARAM_SENDER,
                            .strategy = p->cfg.strategy,
                            .sender = p->cfg.sender};
@@ -285,7 +324,7 @@ static int make_plans(tr_pipe *p, char *err, size_t len)
     return 0;
 }
 
-static void mark_layer_params(tr_pipe *p, const tr_layer *ly)
+static void mark_layer_params(tr_pipe *p, const tr_layer *ly, int rank)
 {
     const tr_block *b = &ly->blk;
     const tr_param *list[] = {ly->wte, ly->wpe, ly->joinw, ly->joinb,  ly->lnfw,  ly->lnfb, ly->lmw,
@@ -293,7 +332,7 @@ static void mark_layer_params(tr_pipe *p, const tr_layer *ly)
                               b->ln2b, b->fcw,  b->fcb,    b->fcprojw, b->fcprojb};
     for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++)
         if (list[i])
-            p->owned[list[i] - p->m->params.p] = 1;
+            p->owner[list[i] - p->m->params.p] = rank;
 }
 
 /* Boundary tensors of this rank's stages; a neighbour on the same rank shares them. */
@@ -306,8 +345,7 @@ static int alloc_buffers(tr_pipe *p)
         if (!(*bufs[k] = calloc((size_t)S * M, sizeof(float *))))
             return -1;
     p->a = calloc((size_t)M, sizeof(*p->a));
-    p->owned = calloc((size_t)p->m->params.count, 1);
-    if (!p->a || !p->owned)
+    if (!p->a)
         return -1;
     for (int mb = 0; mb < M; mb++)
         if (!(p->a[mb] = tr_acts_create(p->m, p->cfg.micro_batch)))
@@ -315,8 +353,6 @@ static int alloc_buffers(tr_pipe *p)
     for (int s = 0; s < S; s++) {
         if (p->stages[s].rank != p->rank)
             continue;
-        for (int l = p->stages[s].first; l < p->stages[s].last; l++)
-            mark_layer_params(p, &p->m->layers[l]);
         for (int mb = 0; mb < M; mb++) {
             if (s + 1 < S && !(p->out[s * M + mb] = tr_alloc(act)))
                 return -1;
@@ -341,27 +377,10 @@ static int alloc_buffers(tr_pipe *p)
     return 0;
 }
 
-int tr_pipe_create(tr_model *m, mc_comm_t *comm, const tr_pipe_config *cfg, tr_pipe **out,
-                   char *err, size_t len)
+/* The schedule, with the model's skip edges between stages that are not neighbours. */
+static int make_schedule(tr_pipe *p, const tr_pipe_config *cfg, char *err, size_t len)
 {
-    err[0] = '\0';
-    *out = NULL;
-    tr_pipe *p = calloc(1, sizeof(*p));
-    if (!p)
-        return fail(err, len, "out of memory");
-    *out = p;
-    p->m = m;
-    p->comm = comm;
-    p->cfg = *cfg;
-    p->rank = mc_comm_rank(comm);
-    p->nranks = mc_comm_nranks(comm);
-    p->M = cfg->microbatches;
-    if (p->M < 1 || 2 * p->M > MAX_INFLIGHT) /* each microbatch: an activation and a gradient */
-        return fail(err, len,
-                    "%d microbatches need more than the %d reshards a communicator "
-                    "keeps in flight",
-                    p->M, MAX_INFLIGHT);
-
+    const tr_model *m = p->whole;
     /* stages first (without skips) to learn their count and placement */
     mc_schedule_info_t info;
     if (mc_schedule_create(cfg->kind, p->nranks, p->M, NULL, &p->sched) ||
@@ -399,9 +418,150 @@ int tr_pipe_create(tr_model *m, mc_comm_t *comm, const tr_pipe_config *cfg, tr_p
     p->sched = NULL;
     mc_status_t s = mc_schedule_create(cfg->kind, p->nranks, p->M, nskips ? &sp : NULL, &p->sched);
     free(skips);
-    if (s || mc_schedule_actions(p->sched, p->rank, &p->acts, &p->nacts))
-        return fail(err, len, "%s", mc_last_error());
+    return s ? fail(err, len, "%s", mc_last_error()) : 0;
+}
 
+/* This rank's copy of the model and of the optimizer state: the blocks of its stages split
+ * tp ways (share tpi), the others whole (never computed here); and which pipeline rank
+ * trains each parameter. The embedding, the U-joins and the head stay whole on every tp
+ * rank: they run on replicated inputs with replicated output gradients, so each tp rank
+ * computes their complete gradient, and only the sum over replicas remains. */
+static int make_local(tr_pipe *p, const tr_adamw *o)
+{
+    const tr_model *w = p->whole;
+    const int L = w->nlayers;
+    int *tp = malloc((size_t)L * sizeof(int)), *tp_rank = malloc((size_t)L * sizeof(int));
+    for (int l = 0; tp && tp_rank && l < L; l++) {
+        int mine = p->stages[stage_of_layer(p, l)].rank == p->rank;
+        tp[l] = mine ? p->tp[p->rank] : 1;
+        tp_rank[l] = mine ? p->tpi : 0;
+    }
+    p->m = tp && tp_rank ? tr_model_create_part(w, tp, tp_rank) : NULL;
+    free(tp);
+    free(tp_rank);
+    if (!p->m)
+        return -1;
+    const tr_params *ps = &p->m->params;
+    p->owner = calloc((size_t)ps->count, sizeof(int));
+    p->owned = calloc((size_t)ps->count, 1);
+    if (!p->owner || !p->owned || tr_adamw_init(&p->opt, ps->total, o->lr))
+        return -1;
+    for (int s = 0; s < p->nstages; s++)
+        for (int l = p->stages[s].first; l < p->stages[s].last; l++)
+            mark_layer_params(p, &p->m->layers[l], p->stages[s].rank);
+    p->opt.beta1 = o->beta1;
+    p->opt.beta2 = o->beta2;
+    p->opt.eps = o->eps;
+    p->opt.weight_decay = o->weight_decay;
+    p->opt.step = o->step;
+    for (int i = 0; i < ps->count; i++) {
+        const tr_param *whole = &w->params.p[i], *part = &ps->p[i];
+        const int parts = tr_model_param_parts(p->m, i);
+        p->owned[i] = p->owner[i] == p->rank;
+        tr_param_get_part(whole, parts, part->split.part, o->m + whole->offset,
+                          p->opt.m + part->offset);
+        tr_param_get_part(whole, parts, part->split.part, o->v + whole->offset,
+                          p->opt.v + part->offset);
+    }
+    return 0;
+}
+
+int tr_pipe_rank_of(const tr_pipe *p, int world_rank)
+{
+    int r = 0;
+    while (r + 1 < p->nranks && p->base[r + 1] <= world_rank)
+        r++;
+    return r;
+}
+
+void tr_pipe_actions(const tr_pipe *p, int rank, const mc_sched_action_t **list, size_t *n)
+{
+    if (!p->sched) {
+        *list = p->solo;
+        *n = 2 * (size_t)p->M;
+        return;
+    }
+    mc_schedule_actions(p->sched, rank, list, n);
+}
+
+/* One pipeline rank has no schedule: each replica runs F then B per microbatch, as one
+ * process does. */
+static int solo_list(tr_pipe *p)
+{
+    p->solo = calloc(2 * (size_t)p->M, sizeof(*p->solo));
+    p->stages = calloc(1, sizeof(*p->stages));
+    if (!p->solo || !p->stages)
+        return -1;
+    p->stages[0] = (stage_t){0, p->whole->nlayers, 0};
+    for (int mb = 0; mb < p->M; mb++) {
+        p->solo[2 * mb] = (mc_sched_action_t){.op = MC_SCHED_F, .microbatch = mb, .peer = -1};
+        p->solo[2 * mb + 1] = (mc_sched_action_t){.op = MC_SCHED_B, .microbatch = mb, .peer = -1};
+    }
+    p->nstages = 1;
+    return 0;
+}
+
+/* Where this world rank sits: pipeline rank, replica, tensor-parallel index. */
+static int place_ranks(tr_pipe *p, const tr_pipe_config *cfg, char *err, size_t len)
+{
+    p->nranks = cfg->ranks;
+    p->D = cfg->dp > 0 ? cfg->dp : 1;
+    p->tp = calloc((size_t)p->nranks, sizeof(int));
+    p->base = calloc((size_t)p->nranks + 1, sizeof(int));
+    if (!p->tp || !p->base)
+        return fail(err, len, "out of memory");
+    for (int r = 0; r < p->nranks; r++) {
+        p->tp[r] = cfg->tp ? cfg->tp[r] : 1;
+        if (p->tp[r] < 1 || p->whole->cfg.heads % p->tp[r])
+            return fail(err, len, "tensor parallelism %d does not divide the %d heads", p->tp[r],
+                        p->whole->cfg.heads);
+        p->base[r + 1] = p->base[r] + p->D * p->tp[r];
+    }
+    if (p->base[p->nranks] != p->nworld)
+        return fail(err, len,
+                    "%d pipeline ranks x %d replicas (x tensor-parallel ranks) need %d ranks; "
+                    "%d were started",
+                    p->nranks, p->D, p->base[p->nranks], p->nworld);
+    p->rank = tr_pipe_rank_of(p, p->wrank);
+    p->dpi = (p->wrank - p->base[p->rank]) / p->tp[p->rank];
+    p->tpi = (p->wrank - p->base[p->rank]) % p->tp[p->rank];
+    if (cfg->microbatches % p->D)
+        return fail(err, len, "%d microbatches do not split over %d replicas", cfg->microbatches,
+                    p->D);
+    p->M = cfg->microbatches / p->D;
+    return 0;
+}
+
+int tr_pipe_create(const tr_model *m, const tr_adamw *o, mc_comm_t *comm, const tr_pipe_config *cfg,
+                   tr_pipe **out, char *err, size_t len)
+{
+    err[0] = '\0';
+    *out = NULL;
+    tr_pipe *p = calloc(1, sizeof(*p));
+    if (!p)
+        return fail(err, len, "out of memory");
+    *out = p;
+    p->whole = m;
+    p->comm = comm;
+    p->cfg = *cfg;
+    p->wrank = mc_comm_rank(comm);
+    p->nworld = mc_comm_nranks(comm);
+    if (place_ranks(p, cfg, err, len))
+        return -1;
+    if (p->M < 1 || 2 * p->M > MAX_INFLIGHT) /* each microbatch: an activation and a gradient */
+        return fail(err, len,
+                    "%d microbatches need more than the %d reshards a communicator "
+                    "keeps in flight",
+                    p->M, MAX_INFLIGHT);
+    if (p->nranks == 1) {
+        if (solo_list(p))
+            return fail(err, len, "out of memory");
+    } else if (make_schedule(p, cfg, err, len)) {
+        return -1;
+    }
+    if (make_local(p, o))
+        return fail(err, len, "out of memory");
+    tr_pipe_actions(p, p->rank, &p->acts, &p->nacts);
     const size_t nkeys = (size_t)p->nstages * p->nstages * p->M * 2;
     p->key_first = malloc(nkeys * sizeof(int));
     p->key_n = calloc(nkeys, sizeof(int));
@@ -425,9 +585,10 @@ int tr_pipe_create(tr_model *m, mc_comm_t *comm, const tr_pipe_config *cfg, tr_p
     p->state = calloc((size_t)p->nx + 1, sizeof(int));
     p->t_start = calloc((size_t)p->nx + 1, sizeof(double));
     p->t_done = calloc((size_t)p->nx + 1, sizeof(double));
-    p->times = calloc(3 * (size_t)p->nx * (p->nranks + 1) + 1, sizeof(double));
+    p->times = calloc(3 * (size_t)p->nx * (p->nworld + 1) + 1, sizeof(double));
     p->loss = calloc((size_t)p->M, sizeof(float));
-    if (!p->req || !p->state || !p->t_start || !p->t_done || !p->times || !p->loss ||
+    p->losses = calloc((size_t)p->M * p->D * (p->nworld + 1), sizeof(double));
+    if (!p->req || !p->state || !p->t_start || !p->t_done || !p->times || !p->loss || !p->losses ||
         alloc_buffers(p))
         return fail(err, len, "out of memory");
     return make_plans(p, err, len);
@@ -457,12 +618,23 @@ void tr_pipe_free(tr_pipe *p)
     for (int mb = 0; p->a && mb < p->M; mb++)
         tr_acts_free(p->m, p->a[mb]);
     free(p->a);
+    tr_model_free(p->m);
     for (int i = 0; p->plan && i < p->nranks * p->nranks; i++)
         mc_plan_destroy(p->plan[i]);
     for (int r = 0; p->layout && r < p->nranks; r++)
         mc_layout_destroy(p->layout[r]);
     free(p->plan);
     free(p->layout);
+    free(p->src);
+    free(p->dst);
+    tr_dp_free(p->dp);
+    tr_tp_free(p->tpg);
+    tr_adamw_free(&p->opt);
+    free(p->owner);
+    free(p->tp);
+    free(p->base);
+    free(p->solo);
+    free(p->losses);
     mc_topology_destroy(p->topo);
     mc_schedule_destroy(p->sched);
     free(p->stages);
@@ -482,44 +654,69 @@ void tr_pipe_free(tr_pipe *p)
     free(p);
 }
 
-/* Each parameter from its owner: one allgather per flat buffer. */
-static int gather_buffer(tr_pipe *p, float *buf, float *all, int *owner)
+/* This rank's share of its parameters: values, AdamW m and v, each `most` long. */
+static void pack_owned(const tr_pipe *p, float *pack, size_t most)
 {
     const tr_params *ps = &p->m->params;
-    if (mc_comm_allgather(p->comm, buf, all, ps->total * sizeof(float)))
-        return -1;
-    for (int i = 0; i < ps->count; i++)
-        memcpy(buf + ps->p[i].offset, all + (size_t)owner[i] * ps->total + ps->p[i].offset,
-               (size_t)ps->p[i].value.size * sizeof(float));
-    return 0;
+    size_t off = 0;
+    for (int i = 0; i < ps->count; i++) {
+        if (!p->owned[i])
+            continue;
+        const size_t n = (size_t)ps->p[i].value.size, at = ps->p[i].offset;
+        memcpy(pack + off, ps->p[i].value.data, n * sizeof(float));
+        memcpy(pack + most + off, p->opt.m + at, n * sizeof(float));
+        memcpy(pack + 2 * most + off, p->opt.v + at, n * sizeof(float));
+        off += n;
+    }
 }
 
-int tr_pipe_gather(tr_pipe *p, tr_adamw *o, char *err, size_t len)
+/* Writes world rank w's pack (replica 0 of its pipeline rank) into the whole model. */
+static void unpack_rank(const tr_pipe *p, int w, const float *pack, size_t most, tr_model *m,
+                        tr_adamw *o)
+{
+    const int r = tr_pipe_rank_of(p, w), T = p->tp[r], t = (w - p->base[r]) % T;
+    size_t off = 0;
+    for (int i = 0; i < m->params.count; i++) {
+        if (p->owner[i] != r)
+            continue;
+        const tr_param *whole = &m->params.p[i];
+        const int parts = whole->split.mid ? T : 1;
+        tr_param_put_part(whole, parts, t, pack + off, whole->value.data);
+        tr_param_put_part(whole, parts, t, pack + most + off, o->m + whole->offset);
+        tr_param_put_part(whole, parts, t, pack + 2 * most + off, o->v + whole->offset);
+        off += (size_t)tr_param_part_size(whole, parts);
+    }
+}
+
+int tr_pipe_gather(tr_pipe *p, tr_model *m, tr_adamw *o, char *err, size_t len)
 {
     const tr_params *ps = &p->m->params;
-    unsigned char *mine = calloc((size_t)ps->count, 1),
-                  *owned = calloc((size_t)ps->count * p->nranks, 1);
-    int *owner = calloc((size_t)ps->count, sizeof(int)), rc = -1;
-    float *all = malloc(ps->total * p->nranks * sizeof(float));
-    if (!mine || !owned || !owner || !all)
+    uint64_t mine = 0, *lens = calloc((size_t)p->nworld, sizeof(uint64_t)), most = 0;
+    float *pack = NULL, *all = NULL;
+    int rc = -1;
+    for (int i = 0; i < ps->count; i++)
+        mine += p->owned[i] ? (uint64_t)ps->p[i].value.size : 0;
+    if (!lens || mc_comm_allgather(p->comm, &mine, lens, sizeof(mine)))
         goto out;
-    memcpy(mine, p->owned, (size_t)ps->count);
-    if (mc_comm_allgather(p->comm, mine, owned, (size_t)ps->count))
+    for (int w = 0; w < p->nworld; w++)
+        most = lens[w] > most ? lens[w] : most;
+    pack = calloc(3 * most + 1, sizeof(float));
+    all = malloc((3 * most * p->nworld + 1) * sizeof(float));
+    if (!pack || !all)
         goto out;
-    for (int r = p->nranks - 1; r >= 0; r--)
-        for (int i = 0; i < ps->count; i++)
-            if (owned[(size_t)r * ps->count + i])
-                owner[i] = r;
-    rc = gather_buffer(p, ps->values, all, owner) || gather_buffer(p, o->m, all, owner) ||
-                 gather_buffer(p, o->v, all, owner)
-             ? -1
-             : 0;
+    pack_owned(p, pack, most);
+    if (mc_comm_allgather(p->comm, pack, all, 3 * most * sizeof(float)))
+        goto out;
+    for (int r = 0; r < p->nranks; r++) /* replica 0's tp ranks; replicas hold the same */
+        for (int t = 0; t < p->tp[r]; t++)
+            unpack_rank(p, p->base[r] + t, all + (size_t)(p->base[r] + t) * 3 * most, most, m, o);
+    o->step = p->opt.step;
+    rc = 0;
 out:
     if (rc)
-        fail(err, len, "gathering the model: %s", all ? mc_last_error() : "out of memory");
-    free(mine);
-    free(owned);
-    free(owner);
+        fail(err, len, "gathering the model: %s", pack && all ? mc_last_error() : "out of memory");
+    free(lens);
+    free(pack);
     free(all);
     return rc;
 }
@@ -576,11 +773,13 @@ static int wait_request(tr_pipe *p, int i, char *err, size_t len)
 static int start_request(tr_pipe *p, int i, char *err, size_t len)
 {
     const xfer_t *x = &p->x[i];
-    mc_buffer_t buf = {.ptr = xfer_buffer(p, x), .memory = MC_MEMORY_HOST};
+    const int me = p->dpi * p->tp[p->rank] + p->tpi; /* this rank's index in its mesh */
+    mc_buffer_t *mine = x->src == p->rank ? p->src : p->dst;
+    mine[me] = (mc_buffer_t){.ptr = xfer_buffer(p, x), .memory = MC_MEMORY_HOST};
     p->t_start[i] = now();
     if (x->src == p->rank)
         p->times[3 * i] = p->t_start[i];
-    mc_status_t s = mc_reshard_start(p->comm, p->plan[x->src * p->nranks + x->dst], &buf, &buf,
+    mc_status_t s = mc_reshard_start(p->comm, p->plan[x->src * p->nranks + x->dst], p->src, p->dst,
                                      NULL, &p->req[i]);
     if (s)
         return fail(err, len, "reshard %d->%d: %s", x->src, x->dst, mc_last_error());
@@ -592,7 +791,8 @@ static void compute(tr_pipe *p, const mc_sched_action_t *a, const int *tokens, c
 {
     const stage_t *st = &p->stages[a->stage];
     const int s = a->stage, mb = a->microbatch, M = p->M;
-    const size_t off = (size_t)mb * p->cfg.micro_batch * p->m->cfg.seq;
+    /* replica d runs the batch's microbatches d*M .. d*M + M-1 */
+    const size_t off = (size_t)(p->dpi * M + mb) * p->cfg.micro_batch * p->m->cfg.seq;
     tr_acts *acts = p->a[mb];
     switch (a->op) {
     case MC_SCHED_F: {
@@ -603,9 +803,15 @@ static void compute(tr_pipe *p, const mc_sched_action_t *a, const int *tokens, c
         break;
     }
     case MC_SCHED_B:
-    case MC_SCHED_I: /* the model has no split backward: I runs all of it, W nothing */
-        tr_stage_backward(p->m, acts, st->first, st->last, 1.0f / (float)M, p->dout[s * M + mb],
-                          p->din[s * M + mb]);
+        tr_stage_backward(p->m, acts, st->first, st->last, 1.0f / (float)(M * p->D),
+                          p->dout[s * M + mb], p->din[s * M + mb]);
+        break;
+    case MC_SCHED_I: /* the input gradient now, for the previous stage; W later */
+        tr_stage_backward_input(p->m, acts, st->first, st->last, 1.0f / (float)(M * p->D),
+                                p->dout[s * M + mb], p->din[s * M + mb]);
+        break;
+    case MC_SCHED_W:
+        tr_stage_backward_weight(p->m, acts, st->first, st->last);
         break;
     default:
         break;
@@ -613,11 +819,12 @@ static void compute(tr_pipe *p, const mc_sched_action_t *a, const int *tokens, c
 }
 
 typedef struct {
-    double loss, has_loss, seconds, compute, wait;
+    double seconds, compute, wait, reduce;
 } rank_stats;
 
-/* Each transfer once: from the sender's start to the receiver seeing it done, and the part
- * of that the receiver spent blocked waiting for it (the schedule simulator's measure). */
+/* Each transfer once: from its first sender's start to its last receiver seeing it done,
+ * and the longest any receiver spent blocked waiting for it (the schedule simulator's
+ * measure; with one device per mesh, one sender and one receiver). */
 static int transfer_times(tr_pipe *p, tr_pipe_stats *st)
 {
     const size_t n = 3 * (size_t)p->nx;
@@ -626,10 +833,12 @@ static int transfer_times(tr_pipe *p, tr_pipe_stats *st)
         return -1;
     for (int i = 0; i < p->nx; i++) {
         double start = 0.0, done = 0.0, waited = 0.0;
-        for (int r = 0; r < p->nranks; r++) { /* one sender and one receiver wrote each */
-            start += all[r * n + 3 * i];
-            done += all[r * n + 3 * i + 1];
-            waited += all[r * n + 3 * i + 2];
+        for (int r = 0; r < p->nworld; r++) { /* 0: that rank did not send or receive it */
+            const double *t = &all[r * n + 3 * i];
+            if (t[0] > 0.0 && (start == 0.0 || t[0] < start))
+                start = t[0];
+            done = t[1] > done ? t[1] : done;
+            waited = t[2] > waited ? t[2] : waited;
         }
         double c = done > start ? done - start : 0.0;
         st->reshard_s += c;
@@ -638,8 +847,27 @@ static int transfer_times(tr_pipe *p, tr_pipe_stats *st)
     return 0;
 }
 
-int tr_pipe_step(tr_pipe *p, tr_adamw *o, const int *tokens, const int *targets, tr_pipe_stats *st,
-                 char *err, size_t len)
+/* The step's loss: every microbatch's (of every replica) from the last stage's first
+ * tensor-parallel rank, summed in the batch's order as one process does. */
+static int step_loss(tr_pipe *p, tr_pipe_stats *st)
+{
+    const int all_mb = p->M * p->D;
+    double *mine = p->losses, *all = p->losses + all_mb, loss = 0.0;
+    memset(mine, 0, (size_t)all_mb * sizeof(double));
+    if (p->stages[p->nstages - 1].rank == p->rank && p->tpi == 0)
+        for (int mb = 0; mb < p->M; mb++)
+            mine[p->dpi * p->M + mb] = p->loss[mb];
+    if (mc_comm_allgather(p->comm, mine, all, (size_t)all_mb * sizeof(double)))
+        return -1;
+    for (int g = 0; g < all_mb; g++)
+        for (int r = 0; r < p->nworld; r++) /* one rank wrote each; the others 0 */
+            loss += all[(size_t)r * all_mb + g];
+    st->loss = (float)(loss / all_mb);
+    return 0;
+}
+
+int tr_pipe_step(tr_pipe *p, const int *tokens, const int *targets, tr_pipe_stats *st, char *err,
+                 size_t len)
 {
     int rc = 0;
     double t_begin = now();
@@ -657,11 +885,10 @@ int tr_pipe_step(tr_pipe *p, tr_adamw *o, const int *tokens, const int *targets,
             rc = wait_request(p, in->index, err, len);
         } else {
             const mc_sched_action_t *a = &p->acts[in->index];
-            if (a->op == MC_SCHED_W)
-                continue; /* nothing left to do (see compute) */
             double t0 = now();
             compute(p, a, tokens, targets);
             double t1 = now();
+            rc = tr_tp_check(p->tpg, err, len);
             p->compute_s += t1 - t0;
             tr_pipe_record(p, EV_COMPUTE, in->index, t0, t1);
             poll_requests(p);
@@ -678,30 +905,30 @@ int tr_pipe_step(tr_pipe *p, tr_adamw *o, const int *tokens, const int *targets,
     }
     if (rc)
         return -1;
-    tr_adamw_update_some(o, &p->m->params, p->owned);
+    double reduce_s;
+    if (tr_dp_reduce(p->dp, p->comm, &p->m->params, &reduce_s, err, len))
+        return -1;
+    reduce_s += tr_tp_take_seconds(p->tpg);
+    tr_adamw_update_some(&p->opt, &p->m->params, p->owned);
 
-    rank_stats mine = {.seconds = now() - t_begin, .compute = p->compute_s, .wait = p->wait_s},
+    rank_stats mine = {.seconds = now() - t_begin,
+                       .compute = p->compute_s,
+                       .wait = p->wait_s,
+                       .reduce = reduce_s},
                *all;
-    if (p->stages[p->nstages - 1].rank == p->rank) {
-        for (int mb = 0; mb < p->M; mb++)
-            mine.loss += p->loss[mb];
-        mine.loss /= p->M;
-        mine.has_loss = 1;
-    }
-    if (!(all = calloc((size_t)p->nranks, sizeof(*all))))
+    if (!(all = calloc((size_t)p->nworld, sizeof(*all))))
         return fail(err, len, "out of memory");
     memset(st, 0, sizeof(*st));
     mc_status_t s = mc_comm_allgather(p->comm, &mine, all, sizeof(mine));
-    if (s || transfer_times(p, st)) {
+    if (s || transfer_times(p, st) || step_loss(p, st)) {
         free(all);
         return fail(err, len, "step statistics: %s", mc_last_error());
     }
-    for (int r = 0; r < p->nranks; r++) {
-        if (all[r].has_loss)
-            st->loss = (float)all[r].loss;
+    for (int r = 0; r < p->nworld; r++) {
         st->seconds = all[r].seconds > st->seconds ? all[r].seconds : st->seconds;
         st->compute_s += all[r].compute;
         st->wait_s += all[r].wait;
+        st->reduce_s += all[r].reduce;
     }
     free(all);
     p->step++;

@@ -18,7 +18,7 @@ void tr_pipe_record(tr_pipe *p, int kind, int index, double t0, double t1)
         p->ev = ev;
         p->cap = cap;
     }
-    p->ev[p->nev++] = (event_t){t0, t1, kind, p->rank, p->step, index};
+    p->ev[p->nev++] = (event_t){t0, t1, kind, p->wrank, p->step, index};
 }
 
 static void write_event(const tr_pipe *p, FILE *f, const event_t *e, double t0, int id)
@@ -28,7 +28,7 @@ static void write_event(const tr_pipe *p, FILE *f, const event_t *e, double t0, 
     if (e->kind == EV_COMPUTE) {
         const mc_sched_action_t *list;
         size_t n;
-        mc_schedule_actions(p->sched, e->rank, &list, &n);
+        tr_pipe_actions(p, tr_pipe_rank_of(p, e->rank), &list, &n);
         mc_sched_action_format(&list[e->index], name, sizeof(name));
     } else {
         const xfer_t *x = &p->x[e->index];
@@ -55,7 +55,7 @@ static void write_event(const tr_pipe *p, FILE *f, const event_t *e, double t0, 
 
 int tr_pipe_write_trace(tr_pipe *p, FILE *f, char *err, size_t len)
 {
-    const int n = p->nranks;
+    const int n = p->nworld;
     int64_t mine = p->nev, *counts = calloc((size_t)n, sizeof(int64_t)), most = 0;
     event_t *all = NULL, *pad = NULL;
     int rc = -1;

@@ -31,6 +31,9 @@ static int train(const tr_options *o, mc_comm_t *comm)
     const int rank = mc_comm_rank(comm), T = o->cfg.seq, micro_b = o->batch / o->micro;
     char err[512], path[4096] = "";
     tr_pipe_config pc = {.kind = o->kind,
+                         .ranks = o->stages,
+                         .dp = o->dp,
+                         .tp = o->tp,
                          .microbatches = o->micro,
                          .micro_batch = micro_b,
                          .strategy = o->strategy,
@@ -60,7 +63,7 @@ static int train(const tr_options *o, mc_comm_t *comm)
         }
         data.rng.state = pr.data_rng;
     }
-    if (tr_pipe_create(m, comm, &pc, &p, err, sizeof(err))) {
+    if (tr_pipe_create(m, &opt, comm, &pc, &p, err, sizeof(err))) {
         fail(rank, "pipeline", err);
         goto out;
     }
@@ -69,7 +72,7 @@ static int train(const tr_options *o, mc_comm_t *comm)
     for (int64_t step = pr.step + 1; step <= o->steps; step++) {
         tr_pipe_stats st;
         tr_data_train_batch(&data, o->batch, T, tokens, targets);
-        if (tr_pipe_step(p, &opt, tokens, targets, &st, err, sizeof(err))) {
+        if (tr_pipe_step(p, tokens, targets, &st, err, sizeof(err))) {
             fail(rank, "step", err);
             goto out;
         }
@@ -77,7 +80,7 @@ static int train(const tr_options *o, mc_comm_t *comm)
             tr_print_step(o, step, st.loss, st.seconds, &st);
         pr.step = step;
     }
-    if ((o->eval >= micro_b || o->ckdir) && tr_pipe_gather(p, &opt, err, sizeof(err))) {
+    if ((o->eval >= micro_b || o->ckdir) && tr_pipe_gather(p, m, &opt, err, sizeof(err))) {
         fail(rank, "gather", err);
         goto out;
     }
@@ -132,11 +135,14 @@ static void *rank_main(void *arg)
         r->rc = fail(r->rank, "communicator", mc_last_error());
         return NULL;
     }
-    if (mc_comm_nranks(comm) != r->o->stages) {
-        char why[128];
-        snprintf(why, sizeof(why), "--stages %d but %d ranks were started", r->o->stages,
-                 mc_comm_nranks(comm));
-        r->rc = fail(mc_comm_rank(comm), "communicator", why);
+    if (mc_comm_nranks(comm) != tr_options_ranks(r->o)) {
+        char why[160];
+        snprintf(why, sizeof(why),
+                 "--stages %d, --dp %d and --tp need %d ranks (replicas x tp per stage) but %d "
+                 "were started",
+                 r->o->stages, r->o->dp, tr_options_ranks(r->o), mc_comm_nranks(comm));
+        fail(mc_comm_rank(comm), "communicator", why);
+        r->rc = 2; /* bad input, found once the ranks met */
     } else {
         r->rc = train(r->o, comm);
     }
@@ -151,7 +157,7 @@ int tr_run_pipeline(const tr_options *o)
         rank_main(&r);
         return r.rc;
     }
-    const int n = o->stages;
+    const int n = tr_options_ranks(o);
     rank_arg *r = calloc((size_t)n, sizeof(*r));
     pthread_t *th = calloc((size_t)n, sizeof(*th));
     mc_world_t *world = NULL;

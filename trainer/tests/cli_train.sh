@@ -55,6 +55,15 @@ bad "--transport must be threads or ucx" --transport mpi
 bad "needs at least 2 stages" --stages 1 --transport ucx
 bad "more than the model's 4 layers" "${tiny[@]}" --stages 4 --schedule zb-v --microbatches 4
 bad "--trace needs a pipeline" --trace "$tmp/t.json"
+bad "--dp must be an integer" --dp 0
+bad "does not split over --dp 3 replicas" --batch 8 --microbatches 4 --dp 3
+bad "--tp 3 does not divide --heads 4" --tp 3
+bad "--tp 2 does not divide --heads 1" --heads 1 --tp 2
+bad "--tp gives 2 degrees for --stages 1" --tp 2,1
+bad "--tp gives 2 degrees for --stages 3" --stages 3 --tp 2,1
+bad "--tp must be one degree or a comma-separated list" --stages 2 --tp 2,,1
+bad "--tp must be an integer" --stages 2 --tp 2,x
+bad "is 4096 ranks, more than 1024" --stages 64 --dp 64 --microbatches 64 --batch 64
 bad "use at most 63" --stages 2 --batch 64 --microbatches 64
 bad "use at most 31" --stages 2 --batch 64 --microbatches 32 --schedule zb-v
 
@@ -113,4 +122,31 @@ assert {"0F0", "2B1", "1F1"} <= names, names
 begins = sum(e["ph"] == "b" for e in ev)
 assert begins == sum(e["ph"] == "e" for e in ev) and begins > 0
 PY
+
+# data and tensor parallelism (threads world): 2 pipeline ranks, 2 replicas, tp 2 on the
+# first and 1 on the second (6 ranks): the single-process losses within 1e-5 relative (the
+# sums run in another order), also resumed from its checkpoint
+par=("${pipe[@]}" --microbatches 4 --batch 8 --stages 2 --dp 2 --tp 2,1 --schedule eager-1f1b)
+"$train" "${pipe[@]}" --microbatches 4 --batch 8 --steps 4 >"$tmp/single4"
+"$train" "${par[@]}" --steps 4 >"$tmp/par.out" || fail "dp x tp run"
+mkdir "$tmp/dk"
+"$train" "${par[@]}" --steps 2 --checkpoint-dir "$tmp/dk" >"$tmp/par2.out" || fail "dp x tp, 2 steps"
+"$train" "${par[@]}" --steps 4 --checkpoint-dir "$tmp/dk" --resume >"$tmp/par4.out" ||
+    fail "dp x tp, resumed"
+/usr/bin/python3 - "$tmp/single4" "$tmp/par.out" "$tmp/par2.out" "$tmp/par4.out" <<'PY' ||
+import json, sys
+def losses(path):
+    recs = [json.loads(line) for line in open(path)]
+    return [r.get("loss", r.get("val_loss")) for r in recs if "step" in r or "val_loss" in r], recs
+want, _ = losses(sys.argv[1])
+got, recs = losses(sys.argv[2])
+assert recs[0]["dp"] == 2 and recs[0]["tp"] == [2, 1] and recs[0]["ranks"] == 6, recs[0]
+first, _ = losses(sys.argv[3])
+rest, _ = losses(sys.argv[4])
+resumed = first[:2] + rest
+for run in (got, resumed):
+    assert len(run) == len(want) == 5, (run, want)
+    assert all(abs(a - b) <= 1e-5 * abs(b) for a, b in zip(run, want)), (run, want)
+PY
+    fail "dp x tp losses differ from one process"
 echo "cli_train: ok"

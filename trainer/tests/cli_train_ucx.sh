@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # meshcast-train as 2 UCX processes (environment rendezvous): a U-transformer pipeline
 # (eager-1f1b, broadcast strategy) gives the same per-step losses, to the digit, as the same
-# pipeline on a threads world and as the single-process run; rank 0 alone prints.
+# pipeline on a threads world and as the single-process run; rank 0 alone prints. With
+# --tp 2,1 (3 processes) the same losses as on threads; too few processes exit 2.
 # Exits 77 (skip) when meshcast was built without UCX.
 # usage: cli_train_ucx.sh MESHCAST_TRAIN
 set -u
@@ -36,4 +37,23 @@ losses "$tmp/single.out" >"$tmp/single"
 losses "$tmp/threads.out" | diff "$tmp/single" - || fail "threads pipeline differs from one process"
 losses "$tmp/ucx.0.out" | diff "$tmp/single" - || fail "ucx pipeline differs from one process"
 cat "$tmp/ucx.0.out"
+
+# tensor parallelism over UCX: --tp 2,1 is 3 processes; the same losses as on threads
+"$bin" "${args[@]}" --stages 2 --tp 2,1 >"$tmp/tp_threads.out" || fail "threads tp 2,1"
+run_env_ranks 3 tpucx 120 MESHCAST_TIMEOUT=30 -- "${args[@]}" --stages 2 --tp 2,1 --transport ucx
+for r in 0 1 2; do
+    p=${pids[$r]}
+    [ "${rc_of[$p]}" = 0 ] || fail "tp ucx rank $r exited ${rc_of[$p]}: $(cat "$tmp/tpucx.$r.err")"
+done
+losses "$tmp/tpucx.0.out" | diff <(losses "$tmp/tp_threads.out") - ||
+    fail "ucx tp 2,1 differs from threads"
+
+# bad input found once the ranks met: fewer processes than stages x dp x tp; exit 2, one line
+run_env_ranks 1 few 60 MESHCAST_TIMEOUT=30 -- "${args[@]}" --stages 2 --dp 2 --transport ucx
+p=${pids[0]}
+[ "${rc_of[$p]}" = 2 ] || fail "1 process for 4 ranks exited ${rc_of[$p]}: $(cat "$tmp/few.0.err")"
+[ ! -s "$tmp/few.0.out" ] || fail "1 process for 4 ranks printed: $(cat "$tmp/few.0.out")"
+[ "$(wc -l <"$tmp/few.0.err")" = 1 ] &&
+    grep -q '^meshcast-train: .*need 4 ranks .* but 1 were started' "$tmp/few.0.err" ||
+    fail "1 process for 4 ranks: $(cat "$tmp/few.0.err")"
 echo "cli_train_ucx: ok"

@@ -278,7 +278,7 @@ static void test_block(void **state)
     tr_params ps;
     block_ctx c;
     assert_int_equal(tr_params_init(&ps, TR_BLOCK_NPARAMS), 0);
-    assert_int_equal(tr_block_register(&c.blk, &ps, "b", C), 0);
+    assert_int_equal(tr_block_register(&c.blk, &ps, "b", C, 1, 0), 0);
     assert_int_equal(tr_params_alloc(&ps), 0);
     for (int i = 0; i < ps.count; i++) /* LayerNorm weights away from 1, biases nonzero */
         tr_param_normal(&ps.p[i], 0.3, &rng);

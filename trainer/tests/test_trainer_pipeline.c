@@ -64,7 +64,8 @@ static void *rank_main(void *arg)
                            .world_rank = r->rank,
                            .progress = MC_PROGRESS_THREAD,
                            .timeout_s = 30};
-    tr_pipe_config pc = {.kind = r->kind, .microbatches = MICRO, .micro_batch = B};
+    tr_pipe_config pc = {
+        .kind = r->kind, .ranks = r->ranks, .microbatches = MICRO, .micro_batch = B};
     mc_comm_t *comm = NULL;
     tr_model *m = tr_model_create(&cfg, SEED);
     tr_data d = tiny_corpus(cfg.seq, DATA_SEED);
@@ -77,12 +78,12 @@ static void *rank_main(void *arg)
         snprintf(r->err, sizeof(r->err), "setup: %s", mc_last_error());
         goto out;
     }
-    if (tr_pipe_create(m, comm, &pc, &p, r->err, sizeof(r->err)))
+    if (tr_pipe_create(m, &o, comm, &pc, &p, r->err, sizeof(r->err)))
         goto out;
     for (int s = 0; s < STEPS; s++) {
         tr_pipe_stats st;
         tr_data_train_batch(&d, MICRO * B, cfg.seq, tokens, targets);
-        if (tr_pipe_step(p, &o, tokens, targets, &st, r->err, sizeof(r->err)))
+        if (tr_pipe_step(p, tokens, targets, &st, r->err, sizeof(r->err)))
             goto out;
         r->loss[s] = st.loss;
         r->hidden += st.hidden_s;

@@ -1,0 +1,203 @@
+/* The data- and tensor-parallel oracle: the same seed, data and model trained in one
+ * process (tr_train_step) and by the executor with every pipeline rank a mesh of D replicas x
+ * T tensor-parallel ranks (threads world; each replica runs its share of the microbatches,
+ * its gradients are summed by a meshcast Partial -> Replicate reshard; the Megatron-split
+ * blocks sum their partial products by reshards too) give the same per-step losses within
+ * 1e-5 relative over 10 steps: 1 and 2 pipeline ranks x dp 1/2 x tp 1/2 (and tp 2,1: a
+ * different degree per pipeline rank), a few schedules, every strategy, GPT and
+ * U-transformer. Reduction order changes the float sums, so the losses are close, not
+ * always equal. Prints the matrix: the largest relative difference per case. */
+#include "optim.h"
+#include "pipeline.h"
+#include "tiny.h"
+#include "train.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+enum { STEPS = 10, MICRO = 4, B = 2, BLOCKS = 6, MAXW = 8 };
+static const uint64_t SEED = 5, DATA_SEED = 9;
+static const float LR = 3e-3f;
+
+typedef struct {
+    tr_arch arch;
+    mc_sched_kind_t kind;
+    const char *strategy;
+    int ranks, dp;
+    const int *tp;
+    mc_world_t *world;
+    int rank;
+    float loss[STEPS];
+    int rc;
+    char err[256];
+} rank_run;
+
+static void reference(tr_arch arch, float *loss)
+{
+    tr_config cfg = tiny_config(arch, BLOCKS);
+    tr_model *m = tr_model_create(&cfg, SEED);
+    tr_acts *a = tr_acts_create(m, B);
+    tr_adamw o;
+    tr_data d = tiny_corpus(cfg.seq, DATA_SEED);
+    int tokens[MICRO * B * 8], targets[MICRO * B * 8];
+    assert_non_null(a);
+    assert_int_equal(tr_adamw_init(&o, m->params.total, LR), 0);
+    for (int s = 0; s < STEPS; s++)
+        loss[s] = tr_train_step(m, a, &o, &d, MICRO * B, tokens, targets);
+    tr_adamw_free(&o);
+    tr_data_free(&d);
+    tr_acts_free(m, a);
+    tr_model_free(m);
+}
+
+static void *rank_main(void *arg)
+{
+    rank_run *r = arg;
+    tr_config cfg = tiny_config(r->arch, BLOCKS);
+    mc_comm_params_t cp = {.field_mask =
+                               MC_COMM_PARAM_WORLD | MC_COMM_PARAM_PROGRESS | MC_COMM_PARAM_TIMEOUT,
+                           .world = r->world,
+                           .world_rank = r->rank,
+                           .progress = MC_PROGRESS_THREAD,
+                           .timeout_s = 30};
+    tr_pipe_config pc = {.kind = r->kind,
+                         .ranks = r->ranks,
+                         .dp = r->dp,
+                         .tp = r->tp,
+                         .microbatches = MICRO,
+                         .micro_batch = B};
+    mc_comm_t *comm = NULL;
+    tr_model *m = tr_model_create(&cfg, SEED);
+    tr_data d = tiny_corpus(cfg.seq, DATA_SEED);
+    tr_adamw o = {0};
+    tr_pipe *p = NULL;
+    int tokens[MICRO * B * 8], targets[MICRO * B * 8];
+    r->rc = -1;
+    if (mc_comm_create(&cp, &comm) || !m || tr_adamw_init(&o, m->params.total, LR) ||
+        mc_strategy_parse(r->strategy, &pc.strategy, &pc.sender)) {
+        snprintf(r->err, sizeof(r->err), "setup: %s", mc_last_error());
+        goto out;
+    }
+    if (tr_pipe_create(m, &o, comm, &pc, &p, r->err, sizeof(r->err)))
+        goto out;
+    for (int s = 0; s < STEPS; s++) {
+        tr_pipe_stats st;
+        tr_data_train_batch(&d, MICRO * B, cfg.seq, tokens, targets);
+        if (tr_pipe_step(p, tokens, targets, &st, r->err, sizeof(r->err)))
+            goto out;
+        r->loss[s] = st.loss;
+    }
+    r->rc = 0;
+out:
+    tr_pipe_free(p);
+    mc_comm_destroy(comm);
+    tr_adamw_free(&o);
+    tr_data_free(&d);
+    tr_model_free(m);
+    return NULL;
+}
+
+/* Largest relative difference from the reference over the steps; fails on an error. */
+static double run_case(tr_arch arch, mc_sched_kind_t kind, const char *strategy, int ranks, int dp,
+                       const int *tp, const float *want)
+{
+    int n = 0;
+    for (int r = 0; r < ranks; r++)
+        n += dp * tp[r];
+    rank_run r[MAXW];
+    pthread_t th[MAXW];
+    mc_world_t *world;
+    assert_true(n <= MAXW);
+    assert_int_equal(mc_world_create(n, &world), MC_OK);
+    for (int i = 0; i < n; i++) {
+        r[i] = (rank_run){.arch = arch,
+                          .kind = kind,
+                          .strategy = strategy,
+                          .ranks = ranks,
+                          .dp = dp,
+                          .tp = tp,
+                          .world = world,
+                          .rank = i};
+        assert_int_equal(pthread_create(&th[i], NULL, rank_main, &r[i]), 0);
+    }
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    mc_world_destroy(world);
+    double worst = 0.0;
+    for (int i = 0; i < n; i++) {
+        if (r[i].rc)
+            fail_msg("%s %s p %d dp %d tp %d,%d %s, rank %d: %s",
+                     arch == TR_ARCH_GPT ? "gpt" : "utransformer", mc_sched_kind_name(kind), ranks,
+                     dp, tp[0], tp[ranks - 1], strategy, i, r[i].err);
+        for (int s = 0; s < STEPS; s++) {
+            double rel = fabs((double)r[i].loss[s] - want[s]) / fabs((double)want[s]);
+            worst = rel > worst ? rel : worst;
+        }
+    }
+    return worst;
+}
+
+static void oracle(tr_arch arch)
+{
+    static const struct {
+        int ranks, dp, tp[2];
+        mc_sched_kind_t kind;
+    } cases[] = {
+        {1, 2, {1}, MC_SCHED_1F1B},          {2, 2, {1, 1}, MC_SCHED_GPIPE},
+        {2, 2, {1, 1}, MC_SCHED_1F1B},       {2, 2, {1, 1}, MC_SCHED_EAGER_1F1B},
+        {2, 2, {1, 1}, MC_SCHED_ZB_V},       {1, 1, {2}, MC_SCHED_1F1B},
+        {1, 2, {2}, MC_SCHED_1F1B},          {2, 1, {2, 2}, MC_SCHED_1F1B},
+        {2, 1, {2, 2}, MC_SCHED_ZB_V},       {2, 2, {2, 2}, MC_SCHED_EAGER_1F1B},
+        {2, 1, {2, 1}, MC_SCHED_EAGER_1F1B}, {2, 2, {1, 2}, MC_SCHED_1F1B},
+    };
+    static const char *strategies[] = {"send_recv", "broadcast", "meshcast"};
+    float want[STEPS];
+    reference(arch, want);
+    printf("%s: reference losses %.6f .. %.6f; largest relative difference per case:\n",
+           arch == TR_ARCH_GPT ? "gpt" : "utransformer", want[0], want[STEPS - 1]);
+    printf("  %-3s %-3s %-4s %-17s %-11s %-11s %-11s\n", "p", "dp", "tp", "schedule", "send_recv",
+           "broadcast", "meshcast");
+    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+        char tp[16];
+        if (cases[c].ranks == 1 || cases[c].tp[0] == cases[c].tp[1])
+            snprintf(tp, sizeof(tp), "%d", cases[c].tp[0]);
+        else
+            snprintf(tp, sizeof(tp), "%d,%d", cases[c].tp[0], cases[c].tp[1]);
+        printf("  %-3d %-3d %-4s %-17s", cases[c].ranks, cases[c].dp, tp,
+               cases[c].ranks > 1 ? mc_sched_kind_name(cases[c].kind) : "-");
+        for (size_t s = 0; s < 3; s++) {
+            double rel = run_case(arch, cases[c].kind, strategies[s], cases[c].ranks, cases[c].dp,
+                                  cases[c].tp, want);
+            printf(" %-11.1e", rel);
+            fflush(stdout);
+            assert_true(rel <= 1e-5);
+        }
+        printf("\n");
+    }
+}
+
+static void test_gpt(void **state)
+{
+    (void)state;
+    oracle(TR_ARCH_GPT);
+}
+
+static void test_utransformer(void **state)
+{
+    (void)state;
+    oracle(TR_ARCH_UTRANSFORMER);
+}
+
+int main(void)
+{
+    tr_blas_single_thread();
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_gpt),
+                                       cmocka_unit_test(test_utransformer)};
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
