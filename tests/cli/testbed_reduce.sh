@@ -26,7 +26,13 @@ ip netns add "${name}-probe" 2>/dev/null || skip "cannot create network namespac
 ip netns del "${name}-probe"
 need_ucx
 
-MESHCAST_BIN=$bin MPI_REDUCE_BIN=$mpi_reduce MESHCAST_TIMEOUT=60 \
+# Open MPI leaks at init/finalize (stacks in unloaded MCA components, so no suppression can
+# name them): leak checking is off for the MPI ranks only, meshcast's stay checked.
+# shellcheck disable=SC2016 # expanded by the wrapper, not here
+printf '#!/bin/sh\nASAN_OPTIONS=${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0 exec "%s" "$@"\n' \
+    "$mpi_reduce" >"$tmp/mpi_reduce"
+chmod +x "$tmp/mpi_reduce"
+MESHCAST_BIN=$bin MPI_REDUCE_BIN=$tmp/mpi_reduce MESHCAST_TIMEOUT=60 \
     "$src/benchmarks/testbed/bench-reduce" --name "$name" --out "$tmp/out" --bytes 1048576 \
     --rounds 1 --iters 1 >"$tmp/log" 2>&1
 rc=$?
