@@ -245,6 +245,8 @@ mc_status_t mc_plan_set_chunks(mc_plan_t *plan)
             double s = port[k] > (double)f->bytes ? port[k] : (double)f->bytes;
             double w = fill - 1.0 / link.bandwidth;
             double best = w > 1e-30 ? sqrt(s * link.latency / w) : (double)hi;
+            if (plan->chunk_scale > 0)
+                best *= plan->chunk_scale;
             c = best < lo ? lo : best > hi ? hi : (int64_t)best;
         }
         f->chunk_bytes = c;

@@ -42,6 +42,9 @@ struct mc_plan {
     int64_t nedges, edges_cap;
     mc_edge_t *edges;
     mc_plan_stats_t stats;
+    /* mc_plan_set_chunks's chunk times this when > 0: meshcast's reductions try smaller
+     * chunks than its formula and keep what the simulator finds faster. */
+    double chunk_scale;
 };
 
 /* Building flows. mc_plan_add_flow opens a flow; mc_plan_add_edge appends to the last. */

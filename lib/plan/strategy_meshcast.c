@@ -358,6 +358,34 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, best_t *best)
     return s;
 }
 
+/* Halves the kept plan's chunks while the simulator finds it faster. The chunk formula
+ * charges every chunk a latency at the busiest port; a reduction's pipeline also fills
+ * through its gather and combine before the first chunk crosses a NIC, and on the testbed
+ * (4 hosts, 1 Gbit/s, cross-mesh all-reduce) chunks 4-6x smaller than the formula's ran
+ * 7% faster, as the simulator predicts. */
+static mc_status_t try_smaller_chunks(mc_plan_t *plan, best_t *best)
+{
+    double scale = 1;
+    mc_status_t s = MC_OK;
+    while (!s && scale > 1.0 / 64) {
+        int64_t before = 0, after = 0;
+        for (int64_t i = 0; i < plan->nflows; i++)
+            before += plan->flows[i].chunk_bytes;
+        plan->chunk_scale = scale / 2;
+        double t = 0;
+        if ((s = mc_plan_set_chunks(plan)))
+            break;
+        for (int64_t i = 0; i < plan->nflows; i++)
+            after += plan->flows[i].chunk_bytes;
+        if (after == before || (s = mc_plan_simulate(plan, &t)) || t >= best->full)
+            break; /* at the least chunk already, or no faster */
+        best->full = t;
+        scale /= 2;
+    }
+    plan->chunk_scale = scale;
+    return s ? s : mc_plan_set_chunks(plan);
+}
+
 /* Plans with the stripe policy first, then tries the others and keeps whichever the
  * simulator finds fastest (each screened with at most 64 chunks per flow first, and
  * simulated in full only when it comes within 10% of the best): more stripes spread forwarding over
@@ -373,6 +401,8 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     if (plan->pieces->naddends > 1) { /* a reduction: naive, reduce-scatter flat or by host */
         for (int policy = POLICY_REDUCE_NAIVE; policy <= POLICY_REDUCE_HIERARCHICAL && !s; policy++)
             s = try_policy(plan, policy, &best);
+        if (!s)
+            s = try_smaller_chunks(plan, &best);
         plan->stats.estimate_s = best.full;
         return s;
     }

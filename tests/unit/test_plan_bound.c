@@ -482,7 +482,7 @@ static void test_bound_vs_bruteforce(void **state)
 
 /* The reduction bound on the textbook cases, 4 hosts of one device (NIC B each way, latency
  * α): all-reduce 2(n-1)/n·S/B + α, reduce-scatter (n-1)/n·S/B + α; the flat reduce-scatter
- * plan gets within 10% of both (pipeline fill). */
+ * plan gets within 7% of both (pipeline fill; 1.056 and 1.000 with meshcast's halved chunks). */
 static void test_reduce_bound_textbook(void **state)
 {
     (void)state;
@@ -512,7 +512,7 @@ static void test_reduce_bound_textbook(void **state)
         double b = want[i] * bytes / 1e9 + 50e-6;
         assert_true(fabs(st.lower_bound_s - b) < 1e-9 * b);
         printf("%s: bound %.6g s, estimate %.6g s\n", dsts[i], st.lower_bound_s, st.estimate_s);
-        assert_true(st.estimate_s >= st.lower_bound_s && st.estimate_s < 1.10 * b);
+        assert_true(st.estimate_s >= st.lower_bound_s && st.estimate_s < 1.07 * b);
         mc_plan_destroy(plan);
         mc_layout_destroy(src);
         mc_layout_destroy(dst);
