@@ -9,6 +9,8 @@
  *   host ports:     max_h Σ_{d in h} R_d / (n_h·B_intra + B_in(h)),
  *                   max_h Σ_{d in h} E_d / (e_h·B_intra + B_out(h))      + min(α_intra, α_nic)
  *   own host:       max_d min(α_nic, max(R_d, L_d) / B_intra + α_intra)
+ *   device sets:    max_{h, D ⊆ h} U(D) / (|D|·B_intra + B_in(h))            + min(α_intra, α_nic)
+ *                   (mc_bound_device_cut: what only D holds in h leaves D or enters h's NIC)
  *   relays:         per holder-host set X, its pieces' copies to the m hosts outside X that
  *                   need them through B_out(X); per host h, the copies of pieces no device
  *                   of h holds to its k needers through B_in(h) (mc_bound_relay)
@@ -440,6 +442,13 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
             (t = e_host[h] / ((double)tmp[h] * intra.bandwidth + b_out) + min_latency) > bound)
             bound = t;
     }
+    /* device sets: what only D holds in a host leaves D's out-ports or enters the NIC */
+    double cut = 0;
+    if (copies &&
+        (s = mc_bound_device_cut(pieces, topo, intra.bandwidth, b_in, bound - min_latency, &cut)))
+        goto out;
+    if (cut > 0 && cut + min_latency > bound)
+        bound = cut + min_latency;
     for (int64_t h = 0; h < nhost && host_bw > 0; h++)
         if (r_host[h] > 0 && (t = r_host[h] / (host_bw + b_in) + min_latency) > bound)
             bound = t;

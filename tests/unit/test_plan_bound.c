@@ -278,13 +278,15 @@ static double relay_hist(const double *bytes, int n, double bw, double a1, doubl
 static void test_bound_vs_bruteforce(void **state)
 {
     (void)state;
-    int checked = 0, closure_wins = 0, relay_wins = 0, port_wins = 0;
+    int checked = 0, closure_wins = 0, relay_wins = 0, port_wins = 0, cut_wins = 0;
     int64_t *emask = calloc((size_t)1 << MAXH, sizeof *emask);
     double *copies_of = calloc(((size_t)1 << MAXH) * (MAXH + 1), sizeof *copies_of);
     double(*host_k)[MAXDEV + 1] = calloc(MAXH, sizeof *host_k);
+    double(*cut_u)[256] = calloc(MAXH, sizeof *cut_u); /* per host: bytes by holder mask */
     assert_non_null(emask);
     assert_non_null(copies_of);
     assert_non_null(host_k);
+    assert_non_null(cut_u);
     for (uint64_t seed = 1; checked < 400 && seed < 20000; seed++) {
         rc_case_t c;
         char err[2048];
@@ -329,6 +331,9 @@ static void test_bound_vs_bruteforce(void **state)
         memset(emask, 0, ((size_t)1 << H) * sizeof *emask);
         memset(copies_of, 0, ((size_t)1 << H) * (MAXH + 1) * sizeof *copies_of);
         memset(host_k, 0, MAXH * sizeof *host_k);
+        memset(cut_u, 0, MAXH * sizeof *cut_u);
+        int64_t dph = mc_topology_devices_per_host(c.topo);
+        assert_true(dph <= 8);
         int64_t x[MC_MAX_NDIM];
         for (int64_t e = 0; e < c.nelems; e++) {
             int64_t f = e;
@@ -339,11 +344,13 @@ static void test_bound_vs_bruteforce(void **state)
             uint32_t hold = 0, need = 0;
             int nholders = 0, nneeders = 0, k[MAXH] = {0}, held_in[MAXH] = {0};
             int64_t only = -1, only_in[MAXH];
+            uint32_t in_host[MAXH] = {0};
             for (int64_t d = 0; d < ndev; d++) {
                 int h = (int)mc_topology_host_of(c.topo, d);
                 int holds = in_s[d] && rc_in_box(c.ndim, &st[d], x);
                 int wants = in_d[d] && rc_in_box(c.ndim, &dt[d], x);
                 if (holds) {
+                    in_host[h] |= 1u << (d - h * dph);
                     hold |= 1u << h;
                     nholders++;
                     only = d;
@@ -372,6 +379,9 @@ static void test_bound_vs_bruteforce(void **state)
             for (int h = 0; h < H; h++)
                 if ((need & ~hold) >> h & 1)
                     host_k[h][k[h]] += elem;
+            for (int h = 0; h < H; h++) /* holders in h by their index in h */
+                if (need >> h & 1)
+                    cut_u[h][in_host[h]] += elem;
             if (nholders == 1 && nneeders > 0)
                 e_dev[only] += elem;
         }
@@ -435,6 +445,21 @@ static void test_bound_vs_bruteforce(void **state)
         }
         port_wins += ports > bound;
         bound = fmax(bound, ports);
+        /* device sets: U(D) over every set D of a host's devices */
+        double cut = 0;
+        for (int h = 0; h < H; h++)
+            for (uint32_t D = 0; D < (1u << dph); D++) {
+                double u = 0;
+                for (uint32_t m = D;; m = (m - 1) & D) {
+                    u += cut_u[h][m];
+                    if (m == 0)
+                        break;
+                }
+                cut = fmax(cut, u / (__builtin_popcount(D) * intra.bandwidth + b_in));
+            }
+        cut_wins += cut > 0 && cut + min_lat > bound;
+        if (cut > 0)
+            bound = fmax(bound, cut + min_lat);
         double host_bw = mc_topology_host_bandwidth(c.topo), r_in_host[MAXH] = {0};
         for (int64_t d = 0; d < ndev; d++)
             r_in_host[mc_topology_host_of(c.topo, d)] += r_dev[d];
@@ -474,10 +499,12 @@ static void test_bound_vs_bruteforce(void **state)
     free(emask);
     free(copies_of);
     free(host_k);
-    assert_true(checked >= 300 && closure_wins >= 30 && relay_wins >= 10 && port_wins >= 10);
+    free(cut_u);
     printf("%d layout cases, the host-set term decided %d, relays beat the fluid terms %d, "
-           "host ports %d\n",
-           checked, closure_wins, relay_wins, port_wins);
+           "host ports %d, device sets %d\n",
+           checked, closure_wins, relay_wins, port_wins, cut_wins);
+    assert_true(checked >= 300 && closure_wins >= 30 && relay_wins >= 10 && port_wins >= 10 &&
+                cut_wins >= 10);
 }
 
 /* The reduction bound on the textbook cases, 4 hosts of one device (NIC B each way, latency
