@@ -9,6 +9,8 @@
  *   host ports:     max_h Σ_{d in h} R_d / (n_h·B_intra + B_in(h)),
  *                   max_h Σ_{d in h} E_d / (e_h·B_intra + B_out(h))      + min(α_intra, α_nic)
  *   own host:       max_d min(α_nic, max(R_d, L_d) / B_intra + α_intra)
+ *   slow start:     needing hosts' NICs pass bytes by T − α_nic − α_intra that, before
+ *                   α_nic, only hosts holding what others lack can send (mc_bound_start)
  *   device sets:    max_{h, D ⊆ h} U(D) / (|D|·B_intra + B_in(h))            + min(α_intra, α_nic)
  *                   (mc_bound_device_cut: what only D holds in h leaves D or enters h's NIC)
  *   relays:         per holder-host set X, its pieces' copies to the m hosts outside X that
@@ -204,6 +206,35 @@ static double relay_terms(const group_t *groups, int64_t ngroups, const int64_t 
         best = t > best ? t : best;
     }
     return best;
+}
+
+/* mc_bound_start over needs (sorted by host) and the groups' holder hosts as senders. */
+static mc_status_t slow_start(const group_t *groups, int64_t ngroups, const int64_t *hosts,
+                              const need_t *needs, int64_t nneeds, mc_relay_item_t *items,
+                              int64_t nhost, double b_in, double b_out, double a_nic,
+                              double a_intra, double *t)
+{
+    char *sends = mc_calloc((size_t)nhost + 1, 1);
+    int64_t *off = mc_calloc((size_t)nneeds + 2, sizeof *off), n = 0, senders = 0;
+    mc_status_t s = MC_ERR_NOMEM;
+    if (!sends || !off)
+        goto out;
+    for (int64_t g = 0; g < ngroups; g++)
+        for (int64_t i = groups[g].off; i < groups[g].off + groups[g].len; i++) {
+            senders += !sends[hosts[i]];
+            sends[hosts[i]] = 1;
+        }
+    for (int64_t i = 0; i < nneeds; i++) {
+        if (i == 0 || needs[i].host != needs[i - 1].host)
+            off[n++] = i;
+        items[i] = (mc_relay_item_t){needs[i].bytes, needs[i].copies};
+    }
+    off[n] = nneeds;
+    s = mc_bound_start(items, off, n, senders, b_in, b_out, a_nic, a_intra, t);
+out:
+    free(sends);
+    free(off);
+    return s;
 }
 
 static int cmp_desc(const void *a, const void *b)
@@ -408,6 +439,12 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     int copies = pieces->naddends <= 1;
     if (copies && (t = relay_terms(groups, ngroups, hosts, needs, nneeds, items, b_in, b_out,
                                    nic.latency, intra.latency)) > bound)
+        bound = t;
+    /* slow start: needing hosts' NICs, fed at first only by the hosts that hold */
+    if (copies && (s = slow_start(groups, ngroups, hosts, needs, nneeds, items, nhost, b_in, b_out,
+                                  nic.latency, intra.latency, &t)))
+        goto out;
+    if (copies && t > bound)
         bound = t;
     double min_latency = intra.latency < nic.latency ? intra.latency : nic.latency;
     /* reductions: every NIC crossing uses one host's NIC each way, every message a device

@@ -113,6 +113,13 @@ typedef struct {
 } mc_relay_item_t;
 double mc_bound_relay(mc_relay_item_t *items, int64_t n, double bw, double alpha1, double alpha2);
 
+/* The slow-start term: needing hosts' lacking pieces as items grouped per host
+ * (items[off[h] .. off[h+1]), copies: the host's devices that need it), senders the hosts
+ * holding pieces others lack (lib/plan/bound_start.c). Reorders items within each host. */
+mc_status_t mc_bound_start(mc_relay_item_t *items, const int64_t *off, int64_t nhosts,
+                           int64_t senders, double b_in, double b_out, double a_nic, double a_intra,
+                           double *seconds);
+
 /* Membership tests on a piece's sorted holder / needer lists. */
 int mc_piece_needs(const mc_piece_t *p, int64_t device);
 int mc_piece_holds(const mc_piece_t *p, int64_t device);
