@@ -102,49 +102,70 @@ mc_status_t mc_bound_device_cut(const mc_pieces_t *pieces, const mc_topology_t *
         total_holders += pieces->pieces[i].nholders;
     }
     /* each (piece, needing host) lists the piece's holders in that host */
+    int64_t nhost = mc_topology_hosts(topo);
     entry_t *e = mc_calloc((size_t)total_needers + 1, sizeof *e);
     int64_t *devs = mc_calloc((size_t)total_holders + 1, sizeof *devs);
+    double *all = mc_calloc((size_t)nhost + 1, sizeof *all);
+    double *lacking = mc_calloc((size_t)nhost + 1, sizeof *lacking);
+    char *open = mc_calloc((size_t)nhost + 1, 1);
     mc_status_t s = MC_OK;
     *best = 0;
-    if (!e || !devs) {
+    if (!e || !devs || !all || !lacking || !open) {
         s = MC_ERR_NOMEM;
         goto out;
     }
-    int64_t n = 0, used = 0;
-    for (int64_t i = 0; i < pieces->npieces; i++) {
-        const mc_piece_t *p = &pieces->pieces[i];
-        for (int j = 0, k = 0; j < p->nneeders; j++) {
-            int64_t h = mc_topology_host_of(topo, p->needers[j]);
-            if (j > 0 && mc_topology_host_of(topo, p->needers[j - 1]) == h)
-                continue;
-            /* holders ascend, so do their hosts: skip to h's */
-            while (k < p->nholders && mc_topology_host_of(topo, p->holders[k]) < h)
-                k++;
-            e[n] = (entry_t){h, used, 0, (double)p->bytes};
-            for (; k < p->nholders && mc_topology_host_of(topo, p->holders[k]) == h; k++)
-                devs[used + e[n].len++] = p->holders[k];
-            used += e[n].len;
-            n++;
+    /* two passes: sums per host first, then the entries of hosts that may beat floor */
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t n = 0, used = 0;
+        for (int64_t i = 0; i < pieces->npieces; i++) {
+            const mc_piece_t *p = &pieces->pieces[i];
+            for (int j = 0, k = 0; j < p->nneeders; j++) {
+                int64_t h = mc_topology_host_of(topo, p->needers[j]);
+                if ((j > 0 && mc_topology_host_of(topo, p->needers[j - 1]) == h) ||
+                    (pass == 1 && !open[h]))
+                    continue;
+                /* holders ascend, so do their hosts: skip to h's */
+                while (k < p->nholders && mc_topology_host_of(topo, p->holders[k]) < h)
+                    k++;
+                int held = k < p->nholders && mc_topology_host_of(topo, p->holders[k]) == h;
+                if (pass == 0) {
+                    all[h] += (double)p->bytes;
+                    lacking[h] += held ? 0 : (double)p->bytes;
+                    continue;
+                }
+                e[n] = (entry_t){h, used, 0, (double)p->bytes};
+                for (; k < p->nholders && mc_topology_host_of(topo, p->holders[k]) == h; k++)
+                    devs[used + e[n].len++] = p->holders[k];
+                used += e[n].len;
+                n++;
+            }
         }
-    }
-    qsort_r(e, (size_t)n, sizeof *e, cmp_entry, devs);
-    for (int64_t i = 0, j; i < n && !s; i = j) {
-        double all = 0, lacking = 0, t = 0;
-        for (j = i; j < n && e[j].host == e[i].host; j++) {
-            all += e[j].bytes;
-            lacking += e[j].len == 0 ? e[j].bytes : 0;
-        }
-        /* no D can beat all bytes over the NIC plus one port, or the lacking over the NIC */
-        double most = all / (b_in + b_intra);
-        if (most < lacking / b_in)
-            most = lacking / b_in;
-        if (most <= *best || most <= floor)
+        if (pass == 0) {
+            int any = 0;
+            /* no D beats all bytes over the NIC plus one port, or the lacking over the NIC */
+            for (int64_t h = 0; h < nhost; h++) {
+                double most = all[h] / (b_in + b_intra);
+                most = most > lacking[h] / b_in ? most : lacking[h] / b_in;
+                any |= open[h] = all[h] > 0 && most > floor;
+            }
+            if (!any)
+                break;
             continue;
-        s = host_cut(e + i, j - i, devs, b_intra, b_in, &t);
-        *best = t > *best ? t : *best;
+        }
+        qsort_r(e, (size_t)n, sizeof *e, cmp_entry, devs);
+        for (int64_t i = 0, j; i < n && !s; i = j) {
+            double t = 0;
+            for (j = i; j < n && e[j].host == e[i].host; j++) {
+            }
+            s = host_cut(e + i, j - i, devs, b_intra, b_in, &t);
+            *best = t > *best ? t : *best;
+        }
     }
 out:
     free(e);
     free(devs);
+    free(all);
+    free(lacking);
+    free(open);
     return s;
 }

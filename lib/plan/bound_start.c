@@ -38,8 +38,12 @@ static int cmp_desc(const void *a, const void *b)
 static double early_bytes(mc_relay_item_t *items, int64_t n, double room, double *direct)
 {
     double r = 0, spared = 0;
+    int sorted = 1;
     *direct = 0;
-    qsort(items, (size_t)n, sizeof *items, cmp_copies_asc);
+    for (int64_t i = 1; i < n && sorted; i++)
+        sorted = items[i].copies >= items[i - 1].copies;
+    if (!sorted) /* often all alike: then skip the sort */
+        qsort(items, (size_t)n, sizeof *items, cmp_copies_asc);
     for (int64_t i = 0; i < n; i++) {
         double copies = (double)items[i].copies, all = items[i].bytes * copies;
         r += items[i].bytes;
