@@ -8,7 +8,8 @@
  *   host bandwidth: max_h Σ_{d in h} R_d / (H + B_in(h))                 + min(α_intra, α_nic)
  *   host ports:     max_h Σ_{d in h} R_d / (n_h·B_intra + B_in(h)),
  *                   max_h Σ_{d in h} E_d / (e_h·B_intra + B_out(h))      + min(α_intra, α_nic)
- *   own host:       max_d min(α_nic, max(R_d, L_d) / B_intra + α_intra)
+ *   own host:       max_d min(α_nic, max(R_d / B_intra + α_intra, L_d's copies to d's
+ *                   host mates through d's out-port, straight or relayed: mc_bound_relay))
  *   slow start:     needing hosts' NICs pass bytes by T − α_nic − α_intra that, before
  *                   α_nic, only hosts holding what others lack can send (mc_bound_start)
  *   device sets:    max_{h, D ⊆ h} U(D) / (|D|·B_intra + B_in(h))            + min(α_intra, α_nic)
@@ -32,8 +33,9 @@
  * host straight to a host that needs it arrives α_nic after it left; any other copy crossed two
  * NICs; inside a host without a holder, a device fed by a same-host device waits α_nic + α_intra.
  * mc_bound_relay turns that into time. Own host: before α_nic no byte has crossed a NIC, so
- * T >= min(α_nic, X/B_intra + α_intra) for X = R_d (all through d's in-port) and X = L_d, the
- * bytes d alone holds in a host where devices need them (each leaves d's out-port once).
+ * T >= min(α_nic, R_d/B_intra + α_intra) (all through d's in-port), and the same with the relay
+ * term of L_d, the bytes d alone holds in a host where devices need them: each leaves d's
+ * out-port once per mate that needs it or is forwarded (α_intra more).
  * For a partial source, a host holds a piece only when it holds every addend index, a device
  * holding the only copy of an addend must send it, and M_nic / M_dev count the fewest NIC
  * crossings / messages per element any reduction needs (mc_reduce_min_messages, with hosts
@@ -237,6 +239,31 @@ out:
     return s;
 }
 
+/* Bytes a device alone holds in a host where `copies` of its devices need them. */
+typedef struct {
+    int64_t dev, copies;
+    double bytes;
+} own_t;
+
+static int cmp_own(const void *a, const void *b)
+{
+    const own_t *x = a, *y = b;
+    return (x->dev > y->dev) - (x->dev < y->dev);
+}
+
+/* Own host before α_nic: per device, its alone-held bytes to its host mates through its
+ * out-port, straight or relayed once (mc_bound_relay); the seconds go to l_dev. */
+static void own_relays(own_t *own, int64_t nown, mc_relay_item_t *items, double b_intra,
+                       double a_intra, double *l_dev)
+{
+    qsort(own, (size_t)nown, sizeof *own, cmp_own);
+    for (int64_t i = 0, j; i < nown; i = j) {
+        for (j = i; j < nown && own[j].dev == own[i].dev; j++)
+            items[j - i] = (mc_relay_item_t){own[j].bytes, own[j].copies};
+        l_dev[own[i].dev] = mc_bound_relay(items, j - i, b_intra, a_intra, a_intra);
+    }
+}
+
 static int cmp_desc(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -337,6 +364,7 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     double *e_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *c_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *l_dev = mc_calloc((size_t)ndev, sizeof(double));
+    own_t *own = mc_calloc((size_t)total_holders + 1, sizeof *own);
     double *bout = mc_calloc((size_t)nhost, sizeof(double));
     int64_t *hosts = mc_calloc((size_t)total_holders + 1, sizeof(int64_t));
     int64_t *tmp = mc_calloc((size_t)ndev + 1, sizeof(int64_t));
@@ -355,13 +383,13 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         red.copies = mc_calloc((size_t)pieces->naddends, sizeof *red.copies);
         red.known = mc_calloc((size_t)nhost, sizeof *red.known);
     }
-    if (!r_host || !r_dev || !e_dev || !c_dev || !l_dev || !bout || !hosts || !tmp || !count ||
-        !needs || !items || !groups || !gsize || !goff || !ghosts ||
+    if (!r_host || !r_dev || !e_dev || !c_dev || !l_dev || !own || !bout || !hosts || !tmp ||
+        !count || !needs || !items || !groups || !gsize || !goff || !ghosts ||
         (pieces->naddends > 1 && (!red.stamp || !red.copies || !red.known))) {
         s = MC_ERR_NOMEM;
         goto out;
     }
-    int64_t ngroups = 0, nhosts_used = 0, nneeds = 0;
+    int64_t ngroups = 0, nhosts_used = 0, nneeds = 0, nown = 0;
     for (int64_t i = 0; i < pieces->npieces; i++) {
         const mc_piece_t *p = &pieces->pieces[i];
         double bytes = (double)p->bytes;
@@ -398,7 +426,7 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
             if (k < nn && tmp[k] == h &&
                 (j == 0 || mc_topology_host_of(topo, p->holders[j - 1]) != h) &&
                 (j + 1 == p->nholders || mc_topology_host_of(topo, p->holders[j + 1]) != h))
-                l_dev[p->holders[j]] += bytes;
+                own[nown++] = (own_t){p->holders[j], count[k], bytes};
         }
         if (needed_elsewhere) {
             groups[ngroups++] = (group_t){nhosts_used, nh, bytes, needed_elsewhere};
@@ -492,6 +520,8 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     if (topo->machine_bw > 0 && (t = machine_term(r_host, nhost, topo->machine_bw, b_in)) > 0 &&
         t + min_latency > bound)
         bound = t + min_latency;
+    if (copies)
+        own_relays(own, nown, items, intra.bandwidth, intra.latency, l_dev);
     for (int64_t d = 0; d < ndev; d++) {
         if (r_dev[d] > 0 && (t = r_dev[d] / (intra.bandwidth + b_in) + min_latency) > bound)
             bound = t;
@@ -500,9 +530,9 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         if (c_dev[d] > 0 && (t = c_dev[d] / copy.bandwidth + copy.latency) > bound)
             bound = t;
         /* before α_nic nothing has crossed a NIC: all comes from the own host */
-        double own = fmax(r_dev[d], l_dev[d]);
-        if (copies && own > 0 &&
-            (t = fmin(nic.latency, own / intra.bandwidth + intra.latency)) > bound)
+        double alone = r_dev[d] > 0 ? r_dev[d] / intra.bandwidth + intra.latency : 0;
+        alone = fmax(alone, l_dev[d]);
+        if (copies && alone > 0 && (t = fmin(nic.latency, alone)) > bound)
             bound = t;
     }
     *seconds = bound;
@@ -512,6 +542,7 @@ out:
     free(e_dev);
     free(c_dev);
     free(l_dev);
+    free(own);
     free(bout);
     free(hosts);
     free(tmp);

@@ -325,11 +325,13 @@ static void test_bound_vs_bruteforce(void **state)
     int64_t *emask = calloc((size_t)1 << MAXH, sizeof *emask);
     double *copies_of = calloc(((size_t)1 << MAXH) * (MAXH + 1), sizeof *copies_of);
     double(*host_k)[MAXDEV + 1] = calloc(MAXH, sizeof *host_k);
-    double(*cut_u)[256] = calloc(MAXH, sizeof *cut_u); /* per host: bytes by holder mask */
+    double(*cut_u)[256] = calloc(MAXH, sizeof *cut_u);          /* per host: bytes by holder mask */
+    double(*own_k)[MAXDEV + 1] = calloc(MAXDEV, sizeof *own_k); /* per device: by copies */
     assert_non_null(emask);
     assert_non_null(copies_of);
     assert_non_null(host_k);
     assert_non_null(cut_u);
+    assert_non_null(own_k);
     for (uint64_t seed = 1; checked < 400 && seed < 20000; seed++) {
         rc_case_t c;
         char err[2048];
@@ -368,13 +370,13 @@ static void test_bound_vs_bruteforce(void **state)
             assert_int_equal(mc_layout_tile(c.dst, d, &dt[d]), MC_OK);
         }
         double r_host[MAXH] = {0}, r_dev[2 * RC_MAX_MESH + 64] = {0},
-               e_dev[2 * RC_MAX_MESH + 64] = {0}, c_dev[2 * RC_MAX_MESH + 64] = {0},
-               l_dev[2 * RC_MAX_MESH + 64] = {0};
+               e_dev[2 * RC_MAX_MESH + 64] = {0}, c_dev[2 * RC_MAX_MESH + 64] = {0};
         double elem = (double)mc_dtype_size(c.dtype);
         memset(emask, 0, ((size_t)1 << H) * sizeof *emask);
         memset(copies_of, 0, ((size_t)1 << H) * (MAXH + 1) * sizeof *copies_of);
         memset(host_k, 0, MAXH * sizeof *host_k);
         memset(cut_u, 0, MAXH * sizeof *cut_u);
+        memset(own_k, 0, MAXDEV * sizeof *own_k);
         int64_t dph = mc_topology_devices_per_host(c.topo);
         assert_true(dph <= 8);
         int64_t x[MC_MAX_NDIM];
@@ -414,7 +416,7 @@ static void test_bound_vs_bruteforce(void **state)
                 if ((need & ~hold) >> h & 1)
                     r_host[h] += elem;
                 if (held_in[h] == 1 && (need >> h & 1))
-                    l_dev[only_in[h]] += elem;
+                    own_k[only_in[h]][k[h]] += elem;
             }
             if (need & ~hold) {
                 senders |= hold;
@@ -522,10 +524,13 @@ static void test_bound_vs_bruteforce(void **state)
                 bound = fmax(bound, e_dev[d] / (intra.bandwidth + b_out) + min_lat);
             if (c_dev[d] > 0)
                 bound = fmax(bound, c_dev[d] / copy.bandwidth + copy.latency);
-            /* before the NIC latency only the own host's devices can have sent */
-            double own = fmax(r_dev[d], l_dev[d]);
+            /* before the NIC latency only the own host's devices can have sent: d's alone-held
+             * bytes go to its host mates straight or relayed once */
+            double own = r_dev[d] > 0 ? r_dev[d] / intra.bandwidth + intra.latency : 0;
+            own = fmax(own, relay_hist(own_k[d], MAXDEV + 1, intra.bandwidth, intra.latency,
+                                       intra.latency));
             if (own > 0)
-                bound = fmax(bound, fmin(nic.latency, own / intra.bandwidth + intra.latency));
+                bound = fmax(bound, fmin(nic.latency, own));
         }
         double lib = -1;
         if (mc_lower_bound(c.src, c.dst, c.topo, &lib) != MC_OK)
@@ -549,6 +554,7 @@ static void test_bound_vs_bruteforce(void **state)
     free(copies_of);
     free(host_k);
     free(cut_u);
+    free(own_k);
     printf("%d layout cases, the host-set term decided %d, relays beat the fluid terms %d, "
            "host ports %d, device sets %d, slow start %d\n",
            checked, closure_wins, relay_wins, port_wins, cut_wins, start_wins);
