@@ -217,7 +217,7 @@ static mc_status_t slow_start(const group_t *groups, int64_t ngroups, const int6
                               double a_intra, double *t)
 {
     char *sends = mc_calloc((size_t)nhost + 1, 1);
-    int64_t *off = mc_calloc((size_t)nneeds + 2, sizeof *off), n = 0, senders = 0;
+    int64_t *off = mc_calloc((size_t)nhost + 2, sizeof *off), n = 0, senders = 0;
     mc_status_t s = MC_ERR_NOMEM;
     if (!sends || !off)
         goto out;
@@ -364,7 +364,8 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     double *e_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *c_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *l_dev = mc_calloc((size_t)ndev, sizeof(double));
-    own_t *own = mc_calloc((size_t)total_holders + 1, sizeof *own);
+    own_t *own = NULL;
+    int64_t own_cap = 0;
     double *bout = mc_calloc((size_t)nhost, sizeof(double));
     int64_t *hosts = mc_calloc((size_t)total_holders + 1, sizeof(int64_t));
     int64_t *tmp = mc_calloc((size_t)ndev + 1, sizeof(int64_t));
@@ -383,8 +384,8 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         red.copies = mc_calloc((size_t)pieces->naddends, sizeof *red.copies);
         red.known = mc_calloc((size_t)nhost, sizeof *red.known);
     }
-    if (!r_host || !r_dev || !e_dev || !c_dev || !l_dev || !own || !bout || !hosts || !tmp ||
-        !count || !needs || !items || !groups || !gsize || !goff || !ghosts ||
+    if (!r_host || !r_dev || !e_dev || !c_dev || !l_dev || !bout || !hosts || !tmp || !count ||
+        !needs || !items || !groups || !gsize || !goff || !ghosts ||
         (pieces->naddends > 1 && (!red.stamp || !red.copies || !red.known))) {
         s = MC_ERR_NOMEM;
         goto out;
@@ -425,8 +426,17 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
                 k++;
             if (k < nn && tmp[k] == h &&
                 (j == 0 || mc_topology_host_of(topo, p->holders[j - 1]) != h) &&
-                (j + 1 == p->nholders || mc_topology_host_of(topo, p->holders[j + 1]) != h))
+                (j + 1 == p->nholders || mc_topology_host_of(topo, p->holders[j + 1]) != h)) {
+                if (nown == own_cap) { /* grows: most reshards have none */
+                    own_t *more = realloc(own, (size_t)(own_cap = 2 * own_cap + 16) * sizeof *own);
+                    if (!more) {
+                        s = MC_ERR_NOMEM;
+                        goto out;
+                    }
+                    own = more;
+                }
                 own[nown++] = (own_t){p->holders[j], count[k], bytes};
+            }
         }
         if (needed_elsewhere) {
             groups[ngroups++] = (group_t){nhosts_used, nh, bytes, needed_elsewhere};
@@ -520,7 +530,7 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     if (topo->machine_bw > 0 && (t = machine_term(r_host, nhost, topo->machine_bw, b_in)) > 0 &&
         t + min_latency > bound)
         bound = t + min_latency;
-    if (copies)
+    if (copies && nown > 0)
         own_relays(own, nown, items, intra.bandwidth, intra.latency, l_dev);
     for (int64_t d = 0; d < ndev; d++) {
         if (r_dev[d] > 0 && (t = r_dev[d] / (intra.bandwidth + b_in) + min_latency) > bound)

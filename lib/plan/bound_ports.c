@@ -103,14 +103,14 @@ mc_status_t mc_bound_device_cut(const mc_pieces_t *pieces, const mc_topology_t *
     }
     /* each (piece, needing host) lists the piece's holders in that host */
     int64_t nhost = mc_topology_hosts(topo);
-    entry_t *e = mc_calloc((size_t)total_needers + 1, sizeof *e);
-    int64_t *devs = mc_calloc((size_t)total_holders + 1, sizeof *devs);
+    entry_t *e = NULL;
+    int64_t *devs = NULL;
     double *all = mc_calloc((size_t)nhost + 1, sizeof *all);
     double *lacking = mc_calloc((size_t)nhost + 1, sizeof *lacking);
     char *open = mc_calloc((size_t)nhost + 1, 1);
     mc_status_t s = MC_OK;
     *best = 0;
-    if (!e || !devs || !all || !lacking || !open) {
+    if (!all || !lacking || !open) {
         s = MC_ERR_NOMEM;
         goto out;
     }
@@ -148,8 +148,15 @@ mc_status_t mc_bound_device_cut(const mc_pieces_t *pieces, const mc_topology_t *
                 most = most > lacking[h] / b_in ? most : lacking[h] / b_in;
                 any |= open[h] = all[h] > 0 && most > floor;
             }
+            /* entries only now, for the hosts that may: most reshards have none */
             if (!any)
                 break;
+            e = mc_calloc((size_t)total_needers + 1, sizeof *e);
+            devs = mc_calloc((size_t)total_holders + 1, sizeof *devs);
+            if (!e || !devs) {
+                s = MC_ERR_NOMEM;
+                break;
+            }
             continue;
         }
         qsort_r(e, (size_t)n, sizeof *e, cmp_entry, devs);
