@@ -8,7 +8,12 @@
  *   host bandwidth: max_h Σ_{d in h} R_d / (H + B_in(h))                 + min(α_intra, α_nic)
  *   host ports:     max_h Σ_{d in h} R_d / (n_h·B_intra + B_in(h)),
  *                   max_h Σ_{d in h} E_d / (e_h·B_intra + B_out(h))      + min(α_intra, α_nic)
- *   own host:       max_d min(α_nic, max(R_d, L_d) / B_intra + α_intra)
+ *   own host:       max_d min(α_nic, max(R_d / B_intra + α_intra, L_d's copies to d's
+ *                   host mates through d's out-port, straight or relayed: mc_bound_relay))
+ *   slow start:     needing hosts' NICs pass bytes by T − α_nic − α_intra that, before
+ *                   α_nic, only hosts holding what others lack can send (mc_bound_start)
+ *   device sets:    max_{h, D ⊆ h} U(D) / (|D|·B_intra + B_in(h))            + min(α_intra, α_nic)
+ *                   (mc_bound_device_cut: what only D holds in h leaves D or enters h's NIC)
  *   relays:         per holder-host set X, its pieces' copies to the m hosts outside X that
  *                   need them through B_out(X); per host h, the copies of pieces no device
  *                   of h holds to its k needers through B_in(h) (mc_bound_relay)
@@ -28,8 +33,9 @@
  * host straight to a host that needs it arrives α_nic after it left; any other copy crossed two
  * NICs; inside a host without a holder, a device fed by a same-host device waits α_nic + α_intra.
  * mc_bound_relay turns that into time. Own host: before α_nic no byte has crossed a NIC, so
- * T >= min(α_nic, X/B_intra + α_intra) for X = R_d (all through d's in-port) and X = L_d, the
- * bytes d alone holds in a host where devices need them (each leaves d's out-port once).
+ * T >= min(α_nic, R_d/B_intra + α_intra) (all through d's in-port), and the same with the relay
+ * term of L_d, the bytes d alone holds in a host where devices need them: each leaves d's
+ * out-port once per mate that needs it or is forwarded (α_intra more).
  * For a partial source, a host holds a piece only when it holds every addend index, a device
  * holding the only copy of an addend must send it, and M_nic / M_dev count the fewest NIC
  * crossings / messages per element any reduction needs (mc_reduce_min_messages, with hosts
@@ -204,6 +210,60 @@ static double relay_terms(const group_t *groups, int64_t ngroups, const int64_t 
     return best;
 }
 
+/* mc_bound_start over needs (sorted by host) and the groups' holder hosts as senders. */
+static mc_status_t slow_start(const group_t *groups, int64_t ngroups, const int64_t *hosts,
+                              const need_t *needs, int64_t nneeds, mc_relay_item_t *items,
+                              int64_t nhost, double b_in, double b_out, double a_nic,
+                              double a_intra, double *t)
+{
+    char *sends = mc_calloc((size_t)nhost + 1, 1);
+    int64_t *off = mc_calloc((size_t)nhost + 2, sizeof *off), n = 0, senders = 0;
+    mc_status_t s = MC_ERR_NOMEM;
+    if (!sends || !off)
+        goto out;
+    for (int64_t g = 0; g < ngroups; g++)
+        for (int64_t i = groups[g].off; i < groups[g].off + groups[g].len; i++) {
+            senders += !sends[hosts[i]];
+            sends[hosts[i]] = 1;
+        }
+    for (int64_t i = 0; i < nneeds; i++) {
+        if (i == 0 || needs[i].host != needs[i - 1].host)
+            off[n++] = i;
+        items[i] = (mc_relay_item_t){needs[i].bytes, needs[i].copies};
+    }
+    off[n] = nneeds;
+    s = mc_bound_start(items, off, n, senders, b_in, b_out, a_nic, a_intra, t);
+out:
+    free(sends);
+    free(off);
+    return s;
+}
+
+/* Bytes a device alone holds in a host where `copies` of its devices need them. */
+typedef struct {
+    int64_t dev, copies;
+    double bytes;
+} own_t;
+
+static int cmp_own(const void *a, const void *b)
+{
+    const own_t *x = a, *y = b;
+    return (x->dev > y->dev) - (x->dev < y->dev);
+}
+
+/* Own host before α_nic: per device, its alone-held bytes to its host mates through its
+ * out-port, straight or relayed once (mc_bound_relay); the seconds go to l_dev. */
+static void own_relays(own_t *own, int64_t nown, mc_relay_item_t *items, double b_intra,
+                       double a_intra, double *l_dev)
+{
+    qsort(own, (size_t)nown, sizeof *own, cmp_own);
+    for (int64_t i = 0, j; i < nown; i = j) {
+        for (j = i; j < nown && own[j].dev == own[i].dev; j++)
+            items[j - i] = (mc_relay_item_t){own[j].bytes, own[j].copies};
+        l_dev[own[i].dev] = mc_bound_relay(items, j - i, b_intra, a_intra, a_intra);
+    }
+}
+
 static int cmp_desc(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -304,6 +364,8 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     double *e_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *c_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *l_dev = mc_calloc((size_t)ndev, sizeof(double));
+    own_t *own = NULL;
+    int64_t own_cap = 0;
     double *bout = mc_calloc((size_t)nhost, sizeof(double));
     int64_t *hosts = mc_calloc((size_t)total_holders + 1, sizeof(int64_t));
     int64_t *tmp = mc_calloc((size_t)ndev + 1, sizeof(int64_t));
@@ -328,7 +390,7 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         s = MC_ERR_NOMEM;
         goto out;
     }
-    int64_t ngroups = 0, nhosts_used = 0, nneeds = 0;
+    int64_t ngroups = 0, nhosts_used = 0, nneeds = 0, nown = 0;
     for (int64_t i = 0; i < pieces->npieces; i++) {
         const mc_piece_t *p = &pieces->pieces[i];
         double bytes = (double)p->bytes;
@@ -364,8 +426,17 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
                 k++;
             if (k < nn && tmp[k] == h &&
                 (j == 0 || mc_topology_host_of(topo, p->holders[j - 1]) != h) &&
-                (j + 1 == p->nholders || mc_topology_host_of(topo, p->holders[j + 1]) != h))
-                l_dev[p->holders[j]] += bytes;
+                (j + 1 == p->nholders || mc_topology_host_of(topo, p->holders[j + 1]) != h)) {
+                if (nown == own_cap) { /* grows: most reshards have none */
+                    own_t *more = realloc(own, (size_t)(own_cap = 2 * own_cap + 16) * sizeof *own);
+                    if (!more) {
+                        s = MC_ERR_NOMEM;
+                        goto out;
+                    }
+                    own = more;
+                }
+                own[nown++] = (own_t){p->holders[j], count[k], bytes};
+            }
         }
         if (needed_elsewhere) {
             groups[ngroups++] = (group_t){nhosts_used, nh, bytes, needed_elsewhere};
@@ -407,6 +478,12 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     if (copies && (t = relay_terms(groups, ngroups, hosts, needs, nneeds, items, b_in, b_out,
                                    nic.latency, intra.latency)) > bound)
         bound = t;
+    /* slow start: needing hosts' NICs, fed at first only by the hosts that hold */
+    if (copies && (s = slow_start(groups, ngroups, hosts, needs, nneeds, items, nhost, b_in, b_out,
+                                  nic.latency, intra.latency, &t)))
+        goto out;
+    if (copies && t > bound)
+        bound = t;
     double min_latency = intra.latency < nic.latency ? intra.latency : nic.latency;
     /* reductions: every NIC crossing uses one host's NIC each way, every message a device
      * port or a NIC */
@@ -440,12 +517,21 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
             (t = e_host[h] / ((double)tmp[h] * intra.bandwidth + b_out) + min_latency) > bound)
             bound = t;
     }
+    /* device sets: what only D holds in a host leaves D's out-ports or enters the NIC */
+    double cut = 0;
+    if (copies &&
+        (s = mc_bound_device_cut(pieces, topo, intra.bandwidth, b_in, bound - min_latency, &cut)))
+        goto out;
+    if (cut > 0 && cut + min_latency > bound)
+        bound = cut + min_latency;
     for (int64_t h = 0; h < nhost && host_bw > 0; h++)
         if (r_host[h] > 0 && (t = r_host[h] / (host_bw + b_in) + min_latency) > bound)
             bound = t;
     if (topo->machine_bw > 0 && (t = machine_term(r_host, nhost, topo->machine_bw, b_in)) > 0 &&
         t + min_latency > bound)
         bound = t + min_latency;
+    if (copies && nown > 0)
+        own_relays(own, nown, items, intra.bandwidth, intra.latency, l_dev);
     for (int64_t d = 0; d < ndev; d++) {
         if (r_dev[d] > 0 && (t = r_dev[d] / (intra.bandwidth + b_in) + min_latency) > bound)
             bound = t;
@@ -454,9 +540,9 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         if (c_dev[d] > 0 && (t = c_dev[d] / copy.bandwidth + copy.latency) > bound)
             bound = t;
         /* before α_nic nothing has crossed a NIC: all comes from the own host */
-        double own = fmax(r_dev[d], l_dev[d]);
-        if (copies && own > 0 &&
-            (t = fmin(nic.latency, own / intra.bandwidth + intra.latency)) > bound)
+        double alone = r_dev[d] > 0 ? r_dev[d] / intra.bandwidth + intra.latency : 0;
+        alone = fmax(alone, l_dev[d]);
+        if (copies && alone > 0 && (t = fmin(nic.latency, alone)) > bound)
             bound = t;
     }
     *seconds = bound;
@@ -466,6 +552,7 @@ out:
     free(e_dev);
     free(c_dev);
     free(l_dev);
+    free(own);
     free(bout);
     free(hosts);
     free(tmp);

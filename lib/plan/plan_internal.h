@@ -100,6 +100,12 @@ mc_status_t mc_bound_closure(int64_t ngroups, const double *size, const int64_t 
 double mc_bound_closure_bruteforce(int64_t ngroups, const double *size, const int64_t *off,
                                    const int64_t *hosts, int64_t nhosts, const double *bout);
 
+/* Max over hosts h and sets D of h's devices of U(D) / (|D|·b_intra + b_in): U(D) the bytes
+ * of pieces that devices of h lack and need whose holders in h all lie in D
+ * (lib/plan/bound_ports.c). Skips hosts that cannot exceed floor (then *best may be 0). */
+mc_status_t mc_bound_device_cut(const mc_pieces_t *pieces, const mc_topology_t *topo,
+                                double b_intra, double b_in, double floor, double *best);
+
 /* Bytes that must reach `copies` places through one port of bw bytes/s, each copy straight
  * (alpha1 after it leaves the port) or relayed (alpha1 + alpha2 after the port sent it
  * once): the fewest seconds until every copy arrived (lib/plan/bound_relay.c). Reorders
@@ -109,6 +115,13 @@ typedef struct {
     int64_t copies;
 } mc_relay_item_t;
 double mc_bound_relay(mc_relay_item_t *items, int64_t n, double bw, double alpha1, double alpha2);
+
+/* The slow-start term: needing hosts' lacking pieces as items grouped per host
+ * (items[off[h] .. off[h+1]), copies: the host's devices that need it), senders the hosts
+ * holding pieces others lack (lib/plan/bound_start.c). Reorders items within each host. */
+mc_status_t mc_bound_start(mc_relay_item_t *items, const int64_t *off, int64_t nhosts,
+                           int64_t senders, double b_in, double b_out, double a_nic, double a_intra,
+                           double *seconds);
 
 /* Membership tests on a piece's sorted holder / needer lists. */
 int mc_piece_needs(const mc_piece_t *p, int64_t device);

@@ -275,16 +275,63 @@ static double relay_hist(const double *bytes, int n, double bw, double a1, doubl
     return fmin(direct / bw + a1, a1 + a2 + y / bw);
 }
 
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+/* The slow-start term from per-host histograms: host_k[h][k] bytes h lacks that k of its
+ * devices need; `senders` hosts hold what others lack (lib/plan/bound_start.c). */
+static double start_hist(double (*host_k)[MAXDEV + 1], int H, int senders, double b_in,
+                         double b_out, double a, double ai)
+{
+    double c[MAXH], sum = 0, max_direct = 0;
+    int n = 0;
+    for (int h = 0; h < H; h++) {
+        double r = 0, direct = 0, spared = 0, room = b_in * ai;
+        for (int k = 1; k <= MAXDEV; k++) {
+            double take = fmin(host_k[h][k] * k, room);
+            r += host_k[h][k];
+            direct += host_k[h][k] * k;
+            spared += take / k;
+            room -= take;
+        }
+        if (r > 0) {
+            c[n++] = r - spared;
+            sum += r - spared;
+            max_direct = fmax(max_direct, direct);
+        }
+    }
+    if (n == 0)
+        return 0;
+    double m = fmin(senders * b_out, n * b_in), prefix = 0;
+    qsort(c, (size_t)n, sizeof *c, cmp_desc);
+    double t_a = a + max_direct / b_in, t_b = a + ai + fmax(c[0] / b_in, sum / m);
+    double u = c[0] / b_in - a;
+    for (int j = 0; j < n; j++) {
+        prefix += c[j];
+        u = fmax(u, (prefix - m * a) / ((j + 1) * b_in));
+    }
+    if (t_a < a + ai)
+        return t_a;
+    return t_b < 2 * a + ai ? t_b : 2 * a + ai + fmax(u, 0);
+}
+
 static void test_bound_vs_bruteforce(void **state)
 {
     (void)state;
-    int checked = 0, closure_wins = 0, relay_wins = 0, port_wins = 0;
+    int checked = 0, closure_wins = 0, relay_wins = 0, port_wins = 0, cut_wins = 0, start_wins = 0;
     int64_t *emask = calloc((size_t)1 << MAXH, sizeof *emask);
     double *copies_of = calloc(((size_t)1 << MAXH) * (MAXH + 1), sizeof *copies_of);
     double(*host_k)[MAXDEV + 1] = calloc(MAXH, sizeof *host_k);
+    double(*cut_u)[256] = calloc(MAXH, sizeof *cut_u);          /* per host: bytes by holder mask */
+    double(*own_k)[MAXDEV + 1] = calloc(MAXDEV, sizeof *own_k); /* per device: by copies */
     assert_non_null(emask);
     assert_non_null(copies_of);
     assert_non_null(host_k);
+    assert_non_null(cut_u);
+    assert_non_null(own_k);
     for (uint64_t seed = 1; checked < 400 && seed < 20000; seed++) {
         rc_case_t c;
         char err[2048];
@@ -323,13 +370,17 @@ static void test_bound_vs_bruteforce(void **state)
             assert_int_equal(mc_layout_tile(c.dst, d, &dt[d]), MC_OK);
         }
         double r_host[MAXH] = {0}, r_dev[2 * RC_MAX_MESH + 64] = {0},
-               e_dev[2 * RC_MAX_MESH + 64] = {0}, c_dev[2 * RC_MAX_MESH + 64] = {0},
-               l_dev[2 * RC_MAX_MESH + 64] = {0};
+               e_dev[2 * RC_MAX_MESH + 64] = {0}, c_dev[2 * RC_MAX_MESH + 64] = {0};
         double elem = (double)mc_dtype_size(c.dtype);
         memset(emask, 0, ((size_t)1 << H) * sizeof *emask);
         memset(copies_of, 0, ((size_t)1 << H) * (MAXH + 1) * sizeof *copies_of);
         memset(host_k, 0, MAXH * sizeof *host_k);
+        memset(cut_u, 0, MAXH * sizeof *cut_u);
+        memset(own_k, 0, MAXDEV * sizeof *own_k);
+        int64_t dph = mc_topology_devices_per_host(c.topo);
+        assert_true(dph <= 8);
         int64_t x[MC_MAX_NDIM];
+        uint32_t senders = 0; /* hosts holding elements that other hosts lack */
         for (int64_t e = 0; e < c.nelems; e++) {
             int64_t f = e;
             for (int d = c.ndim - 1; d >= 0; d--) {
@@ -339,11 +390,13 @@ static void test_bound_vs_bruteforce(void **state)
             uint32_t hold = 0, need = 0;
             int nholders = 0, nneeders = 0, k[MAXH] = {0}, held_in[MAXH] = {0};
             int64_t only = -1, only_in[MAXH];
+            uint32_t in_host[MAXH] = {0};
             for (int64_t d = 0; d < ndev; d++) {
                 int h = (int)mc_topology_host_of(c.topo, d);
                 int holds = in_s[d] && rc_in_box(c.ndim, &st[d], x);
                 int wants = in_d[d] && rc_in_box(c.ndim, &dt[d], x);
                 if (holds) {
+                    in_host[h] |= 1u << (d - h * dph);
                     hold |= 1u << h;
                     nholders++;
                     only = d;
@@ -363,15 +416,19 @@ static void test_bound_vs_bruteforce(void **state)
                 if ((need & ~hold) >> h & 1)
                     r_host[h] += elem;
                 if (held_in[h] == 1 && (need >> h & 1))
-                    l_dev[only_in[h]] += elem;
+                    own_k[only_in[h]][k[h]] += elem;
             }
             if (need & ~hold) {
+                senders |= hold;
                 emask[hold]++;
                 copies_of[(size_t)hold * (MAXH + 1) + __builtin_popcount(need & ~hold)] += elem;
             }
             for (int h = 0; h < H; h++)
                 if ((need & ~hold) >> h & 1)
                     host_k[h][k[h]] += elem;
+            for (int h = 0; h < H; h++) /* holders in h by their index in h */
+                if (need >> h & 1)
+                    cut_u[h][in_host[h]] += elem;
             if (nholders == 1 && nneeders > 0)
                 e_dev[only] += elem;
         }
@@ -416,6 +473,10 @@ static void test_bound_vs_bruteforce(void **state)
                 fmax(relay, relay_hist(host_k[h], MAXDEV + 1, b_in, nic.latency, intra.latency));
         relay_wins += relay > bound;
         bound = fmax(bound, relay);
+        double start = start_hist(host_k, (int)H, __builtin_popcount(senders), b_in, b_out,
+                                  nic.latency, intra.latency);
+        start_wins += start > bound;
+        bound = fmax(bound, start);
         double min_lat = fmin(intra.latency, nic.latency);
         /* host ports: needing (alone-holding) devices' ports plus the NIC */
         double r_sum[MAXH] = {0}, e_sum[MAXH] = {0}, ports = 0;
@@ -435,6 +496,21 @@ static void test_bound_vs_bruteforce(void **state)
         }
         port_wins += ports > bound;
         bound = fmax(bound, ports);
+        /* device sets: U(D) over every set D of a host's devices */
+        double cut = 0;
+        for (int h = 0; h < H; h++)
+            for (uint32_t D = 0; D < (1u << dph); D++) {
+                double u = 0;
+                for (uint32_t m = D;; m = (m - 1) & D) {
+                    u += cut_u[h][m];
+                    if (m == 0)
+                        break;
+                }
+                cut = fmax(cut, u / (__builtin_popcount(D) * intra.bandwidth + b_in));
+            }
+        cut_wins += cut > 0 && cut + min_lat > bound;
+        if (cut > 0)
+            bound = fmax(bound, cut + min_lat);
         double host_bw = mc_topology_host_bandwidth(c.topo), r_in_host[MAXH] = {0};
         for (int64_t d = 0; d < ndev; d++)
             r_in_host[mc_topology_host_of(c.topo, d)] += r_dev[d];
@@ -448,10 +524,13 @@ static void test_bound_vs_bruteforce(void **state)
                 bound = fmax(bound, e_dev[d] / (intra.bandwidth + b_out) + min_lat);
             if (c_dev[d] > 0)
                 bound = fmax(bound, c_dev[d] / copy.bandwidth + copy.latency);
-            /* before the NIC latency only the own host's devices can have sent */
-            double own = fmax(r_dev[d], l_dev[d]);
+            /* before the NIC latency only the own host's devices can have sent: d's alone-held
+             * bytes go to its host mates straight or relayed once */
+            double own = r_dev[d] > 0 ? r_dev[d] / intra.bandwidth + intra.latency : 0;
+            own = fmax(own, relay_hist(own_k[d], MAXDEV + 1, intra.bandwidth, intra.latency,
+                                       intra.latency));
             if (own > 0)
-                bound = fmax(bound, fmin(nic.latency, own / intra.bandwidth + intra.latency));
+                bound = fmax(bound, fmin(nic.latency, own));
         }
         double lib = -1;
         if (mc_lower_bound(c.src, c.dst, c.topo, &lib) != MC_OK)
@@ -474,10 +553,13 @@ static void test_bound_vs_bruteforce(void **state)
     free(emask);
     free(copies_of);
     free(host_k);
-    assert_true(checked >= 300 && closure_wins >= 30 && relay_wins >= 10 && port_wins >= 10);
+    free(cut_u);
+    free(own_k);
     printf("%d layout cases, the host-set term decided %d, relays beat the fluid terms %d, "
-           "host ports %d\n",
-           checked, closure_wins, relay_wins, port_wins);
+           "host ports %d, device sets %d, slow start %d\n",
+           checked, closure_wins, relay_wins, port_wins, cut_wins, start_wins);
+    assert_true(checked >= 300 && closure_wins >= 30 && relay_wins >= 10 && port_wins >= 10 &&
+                cut_wins >= 10);
 }
 
 /* The reduction bound on the textbook cases, 4 hosts of one device (NIC B each way, latency
