@@ -238,29 +238,65 @@ static int per_needer_differs(const mc_plan_t *plan)
 /* Candidates screened within this factor of the best so far are simulated in full. */
 #define SCREEN_SLACK 1.10
 
+/* Most candidates a plan judges (11 policies), remembered to skip repeats. */
+#define MAX_SEEN 16
+
 typedef struct {
-    double screened; /* best screened estimate so far */
-    double full;     /* the kept plan's full estimate */
+    double screened;         /* best screened estimate so far */
+    double full;             /* the kept plan's full estimate */
+    uint64_t seen[MAX_SEEN]; /* fingerprints of the candidates judged so far */
+    int nseen;
 } best_t;
 
-/* The plan's estimate with at most SCREEN_CHUNKS chunks per flow; *exact when no flow had
- * more (the estimate is then the plan's own). */
+/* A fingerprint of the plan's flows and edges: several policies often build the same plan
+ * (direct sends, send_recv and local_allgather on one-needer pieces), simulated once. */
+static uint64_t fingerprint(const mc_plan_t *plan)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    int ndim = plan->pieces->ndim;
+#define MIX(x) (h = (h ^ (uint64_t)(x)) * 0x100000001b3ull)
+    for (int64_t i = 0; i < plan->nflows; i++) {
+        const mc_flow_t *f = &plan->flows[i];
+        MIX(f->piece);
+        MIX(f->chunk_bytes);
+        MIX(f->ngather);
+        MIX(f->nedges);
+        for (int d = 0; d < ndim; d++) {
+            MIX(f->box.lo[d]);
+            MIX(f->box.hi[d]);
+        }
+        for (int64_t j = 0; j < f->nedges; j++) {
+            MIX(plan->edges[f->edge0 + j].from);
+            MIX(plan->edges[f->edge0 + j].to);
+        }
+    }
+#undef MIX
+    return h;
+}
+
+/* The plan's estimate with at most SCREEN_CHUNKS chunks per flow; *exact when that is the
+ * plan's own estimate: when no flow had more chunks, or when capping would save less than
+ * half of the chunk transfers (screening would then cost about a full simulation, so the plan
+ * is simulated in full at once). */
 static mc_status_t screen(mc_plan_t *plan, double *seconds, int *exact)
 {
     int64_t elem = plan->pieces->elem_size;
     int64_t *saved = mc_calloc((size_t)plan->nflows + 1, sizeof *saved);
+    double full = 0, capped = 0;
     if (!saved)
         return MC_ERR_NOMEM;
     for (int64_t i = 0; i < plan->nflows; i++) {
         mc_flow_t *f = &plan->flows[i];
         int64_t least = (f->bytes / SCREEN_CHUNKS + elem - 1) / elem * elem;
         saved[i] = f->chunk_bytes;
+        full += (double)f->nedges * (double)((f->bytes + f->chunk_bytes - 1) / f->chunk_bytes);
         if (f->chunk_bytes < least)
             f->chunk_bytes = least;
+        capped += (double)f->nedges * (double)((f->bytes + f->chunk_bytes - 1) / f->chunk_bytes);
     }
-    *exact = 1;
+    *exact = 2 * capped >= full;
     for (int64_t i = 0; i < plan->nflows && *exact; i++)
-        *exact = plan->flows[i].chunk_bytes == saved[i];
+        plan->flows[i].chunk_bytes = saved[i];
     mc_status_t s = mc_plan_simulate(plan, seconds);
     for (int64_t i = 0; i < plan->nflows; i++)
         plan->flows[i].chunk_bytes = saved[i];
@@ -272,11 +308,20 @@ static mc_status_t screen(mc_plan_t *plan, double *seconds, int *exact)
  * when it beats the kept plan. */
 static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
 {
-    double screened = 0, full = 0;
+    double screened = 0, full = 0, floor = 0;
     int exact = 0;
-    mc_status_t s = screen(cand, &screened, &exact);
+    uint64_t id = fingerprint(cand);
     *keep = 0;
-    if (s || screened > SCREEN_SLACK * best->screened)
+    for (int i = 0; i < best->nseen; i++)
+        if (best->seen[i] == id)
+            return MC_OK;
+    if (best->nseen < MAX_SEEN)
+        best->seen[best->nseen++] = id;
+    /* a candidate whose busiest port alone takes as long as the kept plan cannot beat it */
+    mc_status_t s = mc_plan_port_floor(cand, &floor);
+    if (s || floor >= best->full)
+        return s;
+    if ((s = screen(cand, &screened, &exact)) || screened > SCREEN_SLACK * best->screened)
         return s;
     if (screened < best->screened)
         best->screened = screened;
@@ -359,15 +404,17 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, best_t *best)
 }
 
 /* Plans with the stripe policy first, then tries the others and keeps whichever the
- * simulator finds fastest (each screened with at most 64 chunks per flow first, and
- * simulated in full only when it comes within 10% of the best): more stripes spread forwarding over
- * more devices, fewer keep pipelines short. While the plan is still measurably (0.1%) above the
- * lower bound — in practice when latency rather than bandwidth dominates (small pieces) — direct
- * sends and then the other strategies' plans are tried too, so meshcast is never worse than them in
- * the cost model. The winner's estimate is kept in plan->stats. */
+ * simulator finds fastest (a repeat of a plan already judged, or one whose busiest port
+ * alone takes as long as the best, is not simulated; the others are screened with at most
+ * 64 chunks per flow first, and simulated in full only when within 10% of the best): more stripes
+ * spread forwarding over more devices, fewer keep pipelines short. While the plan is still
+ * measurably (0.1%) above the lower bound — in practice when latency rather than bandwidth
+ * dominates (small pieces) — direct sends and then the other strategies' plans are tried too, so
+ * meshcast is never worse than them in the cost model. The winner's estimate is kept in
+ * plan->stats. */
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
 {
-    best_t best = {INFINITY, INFINITY};
+    best_t best = {.screened = INFINITY, .full = INFINITY};
     int keep;
     mc_status_t s = MC_OK;
     if (plan->pieces->naddends > 1) { /* a reduction: naive, reduce-scatter flat or by host */
