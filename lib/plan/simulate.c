@@ -234,37 +234,55 @@ static mc_status_t copy_time(const mc_plan_t *plan, double *worst)
     return MC_OK;
 }
 
-mc_status_t mc_plan_port_floor(const mc_plan_t *plan, double *seconds)
+mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds)
 {
     const mc_topology_t *topo = plan->topo;
     int64_t ndev = mc_topology_devices(topo), nhost = mc_topology_hosts(topo);
     double *t = mc_calloc((size_t)(2 * ndev + 2 * nhost), sizeof *t);
-    if (!t)
+    /* per edge: latencies and the slowest hop's seconds per byte from the flow's root */
+    double *alpha = mc_calloc((size_t)plan->nedges + 1, sizeof *alpha);
+    double *inv = mc_calloc((size_t)plan->nedges + 1, sizeof *inv);
+    int64_t *last_in = mc_calloc((size_t)ndev, sizeof *last_in);
+    if (!t || !alpha || !inv || !last_in) {
+        free(t);
+        free(alpha);
+        free(inv);
+        free(last_in);
         return MC_ERR_NOMEM;
+    }
     double nic_out = mc_topology_nic_out(topo), nic_in = mc_topology_nic_in(topo);
-    double inv_nic = 1.0 / (nic_out < nic_in ? nic_out : nic_in);
-    double inv_intra = 1.0 / mc_topology_link(topo, MC_LINK_INTRA).bandwidth, worst = 0;
+    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA),
+              nic = mc_topology_link(topo, MC_LINK_NIC);
+    double inv_nic = 1.0 / (nic_out < nic_in ? nic_out : nic_in), inv_intra = 1.0 / intra.bandwidth;
+    double worst = 0;
     for (int64_t fi = 0; fi < plan->nflows; fi++) {
         const mc_flow_t *f = &plan->flows[fi];
+        double bytes = (double)f->bytes;
         for (int64_t j = 0; j < f->nedges; j++) {
-            const mc_edge_t *e = &plan->edges[f->edge0 + j];
-            double *out, *in;
-            if (mc_edge_class(topo, e->from, e->to) == MC_LINK_NIC) {
-                out = &t[2 * ndev + mc_topology_host_of(topo, e->from)];
-                in = &t[2 * ndev + nhost + mc_topology_host_of(topo, e->to)];
-                *out += (double)f->bytes * inv_nic;
-                *in += (double)f->bytes * inv_nic;
-            } else {
-                out = &t[e->from];
-                in = &t[ndev + e->to];
-                *out += (double)f->bytes * inv_intra;
-                *in += (double)f->bytes * inv_intra;
-            }
+            int64_t g = f->edge0 + j;
+            const mc_edge_t *e = &plan->edges[g];
+            int cross = mc_edge_class(topo, e->from, e->to) == MC_LINK_NIC;
+            double *out = cross ? &t[2 * ndev + mc_topology_host_of(topo, e->from)] : &t[e->from];
+            double *in =
+                cross ? &t[2 * ndev + nhost + mc_topology_host_of(topo, e->to)] : &t[ndev + e->to];
+            double hop = cross ? inv_nic : inv_intra;
+            *out += bytes * hop;
+            *in += bytes * hop;
+            /* the parent edge, as the simulator finds it: the last one into the sender */
+            int64_t parent = last_in[e->from] > f->edge0 ? last_in[e->from] - 1 : -1;
+            last_in[e->to] = g + 1;
+            alpha[g] = (parent >= 0 ? alpha[parent] : 0) + (cross ? nic.latency : intra.latency);
+            inv[g] = parent >= 0 && inv[parent] > hop ? inv[parent] : hop;
+            double path = alpha[g] + bytes * inv[g];
             worst = *out > worst ? *out : worst;
             worst = *in > worst ? *in : worst;
+            worst = path > worst ? path : worst;
         }
     }
     free(t);
+    free(alpha);
+    free(inv);
+    free(last_in);
     double copies = 0;
     mc_status_t st = copy_time(plan, &copies);
     *seconds = worst > copies ? worst : copies;

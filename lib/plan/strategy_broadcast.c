@@ -61,49 +61,53 @@ static int64_t pick_sender(const mc_plan_t *plan, const mc_piece_t *p, const mc_
 }
 
 /* lb_order's trials pick senders many times per round while the loads stay fixed: each
- * piece's holders are ranked once per round, in pick_sender's order (host bytes sent, then
- * device bytes sent, then list order), and a trial takes the first on a free host. Pieces
- * with many holders are left to pick_sender (ranking is quadratic). */
+ * piece's holder and needer hosts are looked up once, and its holders are ranked once per
+ * round in pick_sender's order (host bytes sent, then device bytes sent, then list order);
+ * a trial takes the first on a free host. Pieces with many holders are scanned instead
+ * (ranking is quadratic). */
 #define RANK_MAX_HOLDERS 32
 
 typedef struct {
-    int64_t *off;   /* per piece: its ranked holders start at dev[off[piece]] */
-    int64_t *dev;   /* ranked holders */
+    int64_t *off;   /* per piece: its holders' entries start at rank[off], host[off] */
+    int64_t *rank;  /* holder indices, ranked */
+    int64_t *host;  /* holder hosts, in holder order */
+    int64_t *noff;  /* per piece: its needers' hosts start at nhost[noff] */
+    int64_t *nhost; /* needer hosts, in needer order */
     int64_t *stamp; /* per piece: the round its ranking is from, -1 for none */
     int64_t round;
 } ranks_t;
 
-static double rank_key(const mc_plan_t *plan, const mc_loads_t *loads, int64_t d, double *dev)
+static int rank_before(const mc_loads_t *loads, const mc_piece_t *p, const int64_t *host, int64_t a,
+                       int64_t b)
 {
-    *dev = loads->dev_send[d];
-    return loads->host_send[mc_topology_host_of(plan->topo, d)];
+    double ha = loads->host_send[host[a]], hb = loads->host_send[host[b]];
+    return ha < hb || (ha == hb && loads->dev_send[p->holders[a]] < loads->dev_send[p->holders[b]]);
 }
 
 static int64_t ranked_sender(const mc_plan_t *plan, int64_t piece, const mc_loads_t *loads,
                              const char *busy, ranks_t *r)
 {
     const mc_piece_t *p = &plan->pieces->pieces[piece];
-    if (p->nholders > RANK_MAX_HOLDERS)
-        return pick_sender(plan, p, loads, busy);
-    int64_t *dev = r->dev + r->off[piece];
+    const int64_t *host = r->host + r->off[piece];
+    int64_t *rank = r->rank + r->off[piece], best = -1;
+    if (p->nholders > RANK_MAX_HOLDERS) {
+        for (int j = 0; j < p->nholders; j++)
+            if (!busy[host[j]] && (best < 0 || rank_before(loads, p, host, j, best)))
+                best = j;
+        return best < 0 ? -1 : p->holders[best];
+    }
     if (r->stamp[piece] != r->round) { /* insertion sort, stable */
         r->stamp[piece] = r->round;
         for (int j = 0; j < p->nholders; j++) {
-            double dj, dk, hj = rank_key(plan, loads, p->holders[j], &dj);
             int k = j;
-            while (k > 0) {
-                double hk = rank_key(plan, loads, dev[k - 1], &dk);
-                if (hk < hj || (hk == hj && dk <= dj))
-                    break;
-                dev[k] = dev[k - 1];
-                k--;
-            }
-            dev[k] = p->holders[j];
+            for (; k > 0 && rank_before(loads, p, host, j, rank[k - 1]); k--)
+                rank[k] = rank[k - 1];
+            rank[k] = j;
         }
     }
     for (int j = 0; j < p->nholders; j++)
-        if (!busy[mc_topology_host_of(plan->topo, dev[j])])
-            return dev[j];
+        if (!busy[host[rank[j]]])
+            return p->holders[rank[j]];
     return -1;
 }
 
@@ -126,25 +130,22 @@ static void take_host(char *busy, int64_t h, const char *role, free_hosts_t *fr)
     }
 }
 
-/* Whether the sender's host or a needer's host is busy. */
-static int hosts_busy(const mc_plan_t *plan, const mc_piece_t *p, int64_t sender, const char *busy)
+/* Whether the sender's host sh or a needer's host (nh[0..n)) is busy. */
+static int hosts_busy(const int64_t *nh, int n, int64_t sh, const char *busy)
 {
-    int64_t sh = mc_topology_host_of(plan->topo, sender);
-    for (int j = 0; j < p->nneeders; j++) {
-        int64_t h = mc_topology_host_of(plan->topo, p->needers[j]);
-        if (h != sh && busy[h])
+    for (int j = 0; j < n; j++)
+        if (busy[nh[j]])
             return 1;
-    }
     return busy[sh];
 }
 
-/* Marks the sender's host and every needer's host busy (counting them off fr, if given). */
-static void hosts_take(const mc_plan_t *plan, const mc_piece_t *p, int64_t sender, char *busy,
-                       const char *role, free_hosts_t *fr)
+/* Marks the sender's host sh and every needer's host busy (counting them off fr, if given). */
+static void hosts_take(const int64_t *nh, int n, int64_t sh, char *busy, const char *role,
+                       free_hosts_t *fr)
 {
-    for (int j = 0; j < p->nneeders; j++)
-        take_host(busy, mc_topology_host_of(plan->topo, p->needers[j]), role, fr);
-    take_host(busy, mc_topology_host_of(plan->topo, sender), role, fr);
+    for (int j = 0; j < n; j++)
+        take_host(busy, nh[j], role, fr);
+    take_host(busy, sh, role, fr);
 }
 
 /* Whether some remaining broadcast could still join the trial: each needs a free holder
@@ -182,16 +183,23 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
     char *role = mc_calloc((size_t)nhost, 1);
     int64_t *trial = mc_calloc((size_t)n + 1, sizeof *trial);
     int64_t *round = mc_calloc((size_t)n + 1, sizeof *round);
-    int64_t *pos = mc_calloc((size_t)npieces + 1, sizeof *pos), nranked = 0;
+    int64_t *pos = mc_calloc((size_t)npieces + 1, sizeof *pos);
     ranks_t rk = {.off = mc_calloc((size_t)npieces + 1, sizeof *rk.off),
+                  .noff = mc_calloc((size_t)npieces + 1, sizeof *rk.noff),
                   .stamp = mc_calloc((size_t)npieces + 1, sizeof *rk.stamp)};
-    for (int64_t k = 0; rk.off && rk.stamp && k < n; k++) {
+    int64_t nranked = 0, nneeded = 0;
+    for (int64_t k = 0; rk.off && rk.noff && rk.stamp && k < n; k++) {
         rk.off[todo[k]] = nranked;
+        rk.noff[todo[k]] = nneeded;
         rk.stamp[todo[k]] = -1;
         nranked += plan->pieces->pieces[todo[k]].nholders;
+        nneeded += plan->pieces->pieces[todo[k]].nneeders;
     }
-    rk.dev = mc_calloc((size_t)nranked + 1, sizeof *rk.dev);
-    if (!busy || !single || !role || !trial || !round || !pos || !rk.off || !rk.stamp || !rk.dev) {
+    rk.rank = mc_calloc((size_t)nranked + 1, sizeof *rk.rank);
+    rk.host = mc_calloc((size_t)nranked + 1, sizeof *rk.host);
+    rk.nhost = mc_calloc((size_t)nneeded + 1, sizeof *rk.nhost);
+    if (!busy || !single || !role || !trial || !round || !pos || !rk.off || !rk.noff || !rk.stamp ||
+        !rk.rank || !rk.host || !rk.nhost) {
         s = MC_ERR_NOMEM;
         goto out;
     }
@@ -199,10 +207,11 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
         pos[todo[k]] = k;
         const mc_piece_t *p = &plan->pieces->pieces[todo[k]];
         nsingle += single[todo[k]] = (char)one_host(plan, p);
+        int64_t *hh = rk.host + rk.off[todo[k]], *nh = rk.nhost + rk.noff[todo[k]];
         for (int j = 0; j < p->nholders; j++)
-            role[mc_topology_host_of(plan->topo, p->holders[j])] |= ROLE_HOLDER;
+            role[hh[j] = mc_topology_host_of(plan->topo, p->holders[j])] |= ROLE_HOLDER;
         for (int j = 0; j < p->nneeders; j++)
-            role[mc_topology_host_of(plan->topo, p->needers[j])] |= ROLE_NEEDER;
+            role[nh[j] = mc_topology_host_of(plan->topo, p->needers[j])] |= ROLE_NEEDER;
     }
     free_hosts_t all = {0, 0, 0};
     for (int64_t h = 0; h < nhost; h++) {
@@ -229,13 +238,15 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
                 pos[todo[k]] = k;
                 pos[todo[j]] = j;
                 const mc_piece_t *p = &plan->pieces->pieces[todo[k]];
-                int64_t snd = ranked_sender(plan, todo[k], loads, busy, &rk);
-                if (snd < 0 || hosts_busy(plan, p, snd, busy)) {
+                int64_t snd = ranked_sender(plan, todo[k], loads, busy, &rk), sh;
+                const int64_t *nh = rk.nhost + rk.noff[todo[k]];
+                if (snd < 0 ||
+                    hosts_busy(nh, p->nneeders, sh = mc_topology_host_of(plan->topo, snd), busy)) {
                     misses++;
                     continue;
                 }
                 misses = 0;
-                hosts_take(plan, p, snd, busy, role, &fr);
+                hosts_take(nh, p->nneeders, sh, busy, role, &fr);
                 trial[count++] = todo[k];
                 bytes += (double)p->bytes;
             }
@@ -253,7 +264,8 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
             int64_t snd = pick_sender(plan, p, loads, busy);
             if (snd < 0)
                 snd = pick_sender(plan, p, loads, NULL);
-            hosts_take(plan, p, snd, busy, role, NULL);
+            hosts_take(rk.nhost + rk.noff[round[k]], p->nneeders,
+                       mc_topology_host_of(plan->topo, snd), busy, role, NULL);
             s = add_chain(plan, round[k], snd, loads);
             /* the piece leaves todo: the last one takes its place */
             int64_t at = pos[round[k]];
@@ -271,7 +283,10 @@ out:
     free(round);
     free(pos);
     free(rk.off);
-    free(rk.dev);
+    free(rk.noff);
+    free(rk.rank);
+    free(rk.host);
+    free(rk.nhost);
     free(rk.stamp);
     return s;
 }

@@ -318,8 +318,9 @@ static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
             return MC_OK;
     if (best->nseen < MAX_SEEN)
         best->seen[best->nseen++] = id;
-    /* a candidate whose busiest port alone takes as long as the kept plan cannot beat it */
-    mc_status_t s = mc_plan_port_floor(cand, &floor);
+    /* a candidate whose floor (busiest port, longest path) is the kept plan's estimate or
+     * more cannot beat it */
+    mc_status_t s = mc_plan_floor(cand, &floor);
     if (s || floor >= best->full)
         return s;
     if ((s = screen(cand, &screened, &exact)) || screened > SCREEN_SLACK * best->screened)
@@ -405,11 +406,11 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, best_t *best)
 }
 
 /* Plans with the stripe policy first, then tries the others and keeps whichever the
- * simulator finds fastest (a repeat of a plan already judged, or one whose busiest port
- * alone takes as long as the best, is not simulated; the others are screened with at most
- * 64 chunks per flow first, and simulated in full only when within 10% of the best): more stripes
- * spread forwarding over more devices, fewer keep pipelines short. While the plan is still
- * measurably (0.1%) above the lower bound — in practice when latency rather than bandwidth
+ * simulator finds fastest (a repeat of a plan already judged, or one whose floor — busiest
+ * port, longest path — is the best's estimate or more, is not simulated; the others are screened
+ * with at most 64 chunks per flow first, and simulated in full only when within 10% of the best):
+ * more stripes spread forwarding over more devices, fewer keep pipelines short. While the plan is
+ * still measurably (0.1%) above the lower bound — in practice when latency rather than bandwidth
  * dominates (small pieces) — direct sends and then the other strategies' plans are tried too, so
  * meshcast is never worse than them in the cost model. The winner's estimate is kept in
  * plan->stats. */
