@@ -13,7 +13,9 @@
  * bound. Inside a host the stripe fans out along the k-ary tree (k = 1: a chain, k = n − 1:
  * a star) with the least modelled time: a port forwards k copies, each level adds
  * α_intra + a chunk. The receiving device is the needer with the least NIC ingress; hosts
- * that hold the piece feed their own needers from their least-loaded holder.
+ * that hold the piece feed their own needers from their least-loaded holder, or, in the
+ * multi-path candidate, a stripe at a time from a holder on another host when the α–β model
+ * sees it arrive sooner over the NIC (the local holders' out-ports are then the bottleneck).
  *
  * A partial source (a reduction) gets the naive or a reduce-scatter plan
  * (strategy_reduce_scatter.c), whichever the simulator finds fastest. */
@@ -34,6 +36,7 @@ enum {
     POLICY_PER_HOLDER, /* one stripe per holder device */
     POLICY_PER_NEEDER, /* and at least one per needer of the widest needing host */
     POLICY_FINE,       /* the same with stripes >= FINE_STRIPE_BYTES */
+    POLICY_MULTIPATH,  /* per needer, and hosts that hold a stripe may take it over the NIC */
     POLICY_DIRECT,     /* no stripes, no relays: each needer straight from a holder */
     /* the other strategies' plans, as candidates */
     POLICY_SEND_RECV,
@@ -88,8 +91,36 @@ static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, const int64_t 
                : c->entry[best];
 }
 
+/* Multi-path feeding: the sender of a stripe to a host that holds it. Its least-loaded
+ * local holder, unless a holder on another host would deliver it sooner by the α–β model
+ * (that host's NIC egress and this host's NIC ingress so far, plus the stripe, over the NIC
+ * rate, plus α_nic, against the local holder's bytes sent plus the stripe over the intra
+ * rate): then a NIC that would idle takes part of the load off the few local holders. */
+static int64_t local_or_remote(ctx_t *c, const mc_piece_t *p, int nh, const mc_host_run_t *own,
+                               double bytes, int multipath)
+{
+    const mc_topology_t *topo = c->plan->topo;
+    int64_t from = mc_least_loaded(p->holders + own->first, own->count, c->loads.dev_send);
+    const mc_host_run_t *far = NULL;
+    for (int i = 0; multipath && i < nh; i++)
+        if (c->hruns[i].host != own->host &&
+            (!far || c->loads.host_send[c->hruns[i].host] < c->loads.host_send[far->host]))
+            far = &c->hruns[i];
+    if (!far)
+        return from;
+    double t_local =
+        (c->loads.dev_send[from] + bytes) / mc_topology_link(topo, MC_LINK_INTRA).bandwidth;
+    double out = c->loads.host_send[far->host], in = c->loads.host_recv[own->host];
+    double t_far = ((out > in ? out : in) + bytes) /
+                       fmin(mc_topology_nic_out(topo), mc_topology_nic_in(topo)) +
+                   mc_topology_link(topo, MC_LINK_NIC).latency;
+    return t_far < t_local
+               ? mc_least_loaded(p->holders + far->first, far->count, c->loads.dev_nic_send)
+               : from;
+}
+
 static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_needer,
-                              int64_t min_stripe)
+                              int64_t min_stripe, int multipath)
 {
     mc_plan_t *plan = c->plan;
     const mc_piece_t *p = &plan->pieces->pieces[i];
@@ -122,7 +153,7 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
             if (!run)
                 continue;
             const int64_t *needers = p->needers + c->nruns[g].first;
-            int64_t from = mc_least_loaded(p->holders + run->first, run->count, c->loads.dev_send);
+            int64_t from = local_or_remote(c, p, nh, run, bytes, multipath);
             int64_t to = mc_least_loaded(needers, c->nruns[g].count, c->loads.dev_recv);
             mc_loads_add(&c->loads, topo, from, to, bytes);
             if (!(s = mc_plan_add_edge(plan, from, to)))
@@ -202,7 +233,8 @@ static mc_status_t build(mc_plan_t *plan, int policy)
             s = policy == POLICY_DIRECT
                     ? plan_direct(&c, by_size[k])
                     : plan_piece(&c, by_size[k], k, policy != POLICY_PER_HOLDER,
-                                 policy == POLICY_FINE ? FINE_STRIPE_BYTES : MIN_STRIPE_BYTES);
+                                 policy == POLICY_FINE ? FINE_STRIPE_BYTES : MIN_STRIPE_BYTES,
+                                 policy == POLICY_MULTIPATH);
     if (!s)
         s = mc_plan_order_rounds(plan);
 out:
@@ -351,6 +383,31 @@ static int fine_differs(const mc_plan_t *plan)
     return 0;
 }
 
+/* Whether some host that needs a piece holds it and another host holds it too (else
+ * multi-path feeding builds the per-needer plan again). */
+static int multipath_differs(const mc_plan_t *plan)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    const mc_topology_t *topo = plan->topo;
+    char *holds = mc_calloc((size_t)mc_topology_hosts(topo), 1);
+    int found = 0;
+    for (int64_t i = 0; holds && i < ps->npieces && !found; i++) {
+        const mc_piece_t *p = &ps->pieces[i];
+        int hosts = 0;
+        for (int j = 0; j < p->nholders; j++) {
+            int64_t h = mc_topology_host_of(topo, p->holders[j]);
+            hosts += !holds[h];
+            holds[h] = 1;
+        }
+        for (int j = 0; j < p->nneeders && hosts > 1 && !found; j++)
+            found = holds[mc_topology_host_of(topo, p->needers[j])];
+        for (int j = 0; j < p->nholders; j++)
+            holds[mc_topology_host_of(topo, p->holders[j])] = 0;
+    }
+    free(holds);
+    return found;
+}
+
 /* Builds alt with a policy, and moves it into plan if the simulator finds it faster. */
 static mc_status_t try_policy(mc_plan_t *plan, int policy, best_t *best)
 {
@@ -435,7 +492,8 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
                                                             : POLICY_BROADCAST_LB_SIZE;
     for (int policy = POLICY_FINE; policy <= last && !s; policy++)
         if (best.full > 1.001 * plan->stats.lower_bound_s &&
-            (policy != POLICY_FINE || fine_differs(plan)))
+            (policy != POLICY_FINE || fine_differs(plan)) &&
+            (policy != POLICY_MULTIPATH || multipath_differs(plan)))
             s = try_policy(plan, policy, &best);
     plan->stats.estimate_s = best.full;
     return s;
