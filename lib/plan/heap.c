@@ -8,13 +8,9 @@ static int less(const mc_heap_item_t *x, const mc_heap_item_t *y)
     return x->key < y->key || (x->key == y->key && x->tie < y->tie);
 }
 
-mc_status_t mc_heap_push(mc_heap_t *h, mc_heap_item_t item)
+/* Puts item at hole i or above it. */
+static void sift_up(mc_heap_t *h, int64_t i, mc_heap_item_t item)
 {
-    mc_status_t s =
-        mc_grow((void **)&h->items, &h->cap, h->n, sizeof *h->items, 64, "a simulator queue");
-    if (s)
-        return s;
-    int64_t i = h->n++;
     while (i > 0) {
         int64_t parent = (i - 1) / 2;
         if (!less(&item, &h->items[parent]))
@@ -23,26 +19,99 @@ mc_status_t mc_heap_push(mc_heap_t *h, mc_heap_item_t item)
         i = parent;
     }
     h->items[i] = item;
-    return MC_OK;
 }
 
-mc_heap_item_t mc_heap_pop(mc_heap_t *h)
+/* Puts item at hole i or below it. */
+static void sift_down(mc_heap_t *h, int64_t i, mc_heap_item_t item)
 {
-    mc_heap_item_t top = h->items[0], last = h->items[--h->n];
-    int64_t i = 0;
     for (;;) {
         int64_t c = 2 * i + 1;
         if (c >= h->n)
             break;
         if (c + 1 < h->n && less(&h->items[c + 1], &h->items[c]))
             c++;
-        if (!less(&h->items[c], &last))
+        if (!less(&h->items[c], &item))
             break;
         h->items[i] = h->items[c];
         i = c;
     }
+    h->items[i] = item;
+}
+
+mc_status_t mc_heap_push(mc_heap_t *h, mc_heap_item_t item)
+{
+    mc_status_t s =
+        mc_grow((void **)&h->items, &h->cap, h->n, sizeof *h->items, 64, "a simulator queue");
+    if (s)
+        return s;
+    sift_up(h, h->n++, item);
+    return MC_OK;
+}
+
+mc_heap_item_t mc_heap_pop(mc_heap_t *h)
+{
+    return mc_heap_remove(h, 0);
+}
+
+mc_heap_item_t mc_heap_remove(mc_heap_t *h, int64_t i)
+{
+    mc_heap_item_t item = h->items[i], last = h->items[--h->n];
+    if (i < h->n) {
+        if (i > 0 && less(&last, &h->items[(i - 1) / 2]))
+            sift_up(h, i, last);
+        else
+            sift_down(h, i, last);
+    }
+    return item;
+}
+
+/* The frontier is a small heap of item indices: the unvisited children of visited items. */
+static int frontier_less(const mc_heap_t *h, const int64_t *f, int a, int b)
+{
+    return less(&h->items[f[a]], &h->items[f[b]]);
+}
+
+static void frontier_push(const mc_heap_t *h, mc_heap_peek_t *it, int64_t idx)
+{
+    int i = it->n++;
+    it->idx[i] = idx;
+    for (; i > 0 && frontier_less(h, it->idx, i, (i - 1) / 2); i = (i - 1) / 2) {
+        int64_t x = it->idx[i];
+        it->idx[i] = it->idx[(i - 1) / 2];
+        it->idx[(i - 1) / 2] = x;
+    }
+}
+
+void mc_heap_peek_start(const mc_heap_t *h, mc_heap_peek_t *it)
+{
+    it->n = 0;
+    it->visited = 0;
     if (h->n > 0)
-        h->items[i] = last;
+        frontier_push(h, it, 0);
+}
+
+int64_t mc_heap_peek_next(const mc_heap_t *h, mc_heap_peek_t *it)
+{
+    if (it->n == 0 || it->visited == MC_HEAP_PEEK)
+        return -1;
+    int64_t top = it->idx[0];
+    it->idx[0] = it->idx[--it->n];
+    for (int i = 0;;) {
+        int c = 2 * i + 1;
+        if (c >= it->n)
+            break;
+        if (c + 1 < it->n && frontier_less(h, it->idx, c + 1, c))
+            c++;
+        if (!frontier_less(h, it->idx, c, i))
+            break;
+        int64_t x = it->idx[i];
+        it->idx[i] = it->idx[c];
+        it->idx[c] = x;
+        i = c;
+    }
+    it->visited++;
+    for (int64_t c = 2 * top + 1; c <= 2 * top + 2 && c < h->n; c++)
+        frontier_push(h, it, c);
     return top;
 }
 

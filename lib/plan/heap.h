@@ -18,6 +18,19 @@ typedef struct {
 
 mc_status_t mc_heap_push(mc_heap_t *h, mc_heap_item_t item);
 mc_heap_item_t mc_heap_pop(mc_heap_t *h); /* h->n must be > 0 */
+/* Removes and returns the item at index i (< h->n). */
+mc_heap_item_t mc_heap_remove(mc_heap_t *h, int64_t i);
+
+/* Visits the first MC_HEAP_PEEK items in (key, tie) order without removing them (the
+ * simulator's lookahead): mc_heap_peek_next returns each one's index, then -1. The heap
+ * must not change in between. */
+#define MC_HEAP_PEEK 16
+typedef struct {
+    int64_t idx[MC_HEAP_PEEK + 2]; /* unvisited children of visited items, a heap */
+    int n, visited;
+} mc_heap_peek_t;
+void mc_heap_peek_start(const mc_heap_t *h, mc_heap_peek_t *it);
+int64_t mc_heap_peek_next(const mc_heap_t *h, mc_heap_peek_t *it);
 void mc_heap_free(mc_heap_t *h);
 
 #endif

@@ -82,6 +82,11 @@ mc_status_t mc_plan_set_chunks(mc_plan_t *plan);
 mc_status_t mc_plan_count(mc_plan_t *plan);
 /* Event-driven α–β simulation of the plan; returns seconds. */
 mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds);
+/* A floor under mc_plan_simulate's estimate, without simulating: the longest of the
+ * busiest port's transfer time (a port serves one chunk at a time), every root-to-edge
+ * path's latencies plus the flow's bytes over the path's slowest hop (every chunk crosses
+ * it, after the first has come through the hops before it), and the copies. */
+mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds);
 /* Lower bound (docs/planning.md) from pieces and topology. */
 mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *topo, double *seconds);
 

@@ -7,9 +7,12 @@
  * delays a chunk but does not hold the port, as transports keep several messages in flight.
  * Ports are full-duplex and serve one chunk at a time.
  * When a sender port frees, it starts the highest-priority ready chunk whose receiver port
- * is free too (among its LOOKAHEAD best; else the one that can begin soonest), as a NIC
+ * is free too (among the next chunks of its MC_HEAP_PEEK best edges; else the one that can
+ * begin soonest), as a NIC
  * serves whichever stream can make progress. Priority is the chunk's byte offset in its
- * flow, so concurrent flows progress at equal rates as over a fair transport. Copies between two
+ * flow, so concurrent flows progress at equal rates as over a fair transport. An edge sends
+ * its chunks in order, so a port's queue holds one entry per edge with ready chunks (its
+ * next one), not one per chunk: the queues stay as short as the edges. Copies between two
  * buffers of one device run on that device's copy engine, in parallel with the network.
  *
  * A host with a finite host bandwidth H (ranks copying through shared memory on the host's
@@ -27,7 +30,6 @@
 #include "util/util.h"
 
 enum { EV_READY, EV_FREE };
-#define LOOKAHEAD 16
 
 typedef struct {
     int64_t flow;
@@ -35,6 +37,7 @@ typedef struct {
     double latency, inv_bw;
     int64_t host;           /* host whose shared bandwidth the chunk uses; -1 for none */
     int64_t child0, nchild; /* children edges in sim.children */
+    int64_t next, ready;    /* chunks [next, ready) have arrived and wait to be sent */
 } sim_edge_t;
 
 typedef struct {
@@ -42,7 +45,7 @@ typedef struct {
     sim_edge_t *edges;
     int64_t *children;
     mc_heap_t events;
-    mc_heap_t *waiting;  /* per resource: ready chunks that need it as sender port */
+    mc_heap_t *waiting;  /* per resource: edges with ready chunks that need it as sender port */
     double *free_at;     /* per resource: time it becomes free */
     char *busy;          /* per sender resource */
     double *host_free;   /* per host: end of its booked time */
@@ -70,11 +73,22 @@ static mc_status_t push_event(sim_t *s, double t, int type, int64_t a, int64_t b
     return mc_heap_push(&s->events, (mc_heap_item_t){t, s->seq++, a * 2 + type, b});
 }
 
-static mc_status_t make_ready(sim_t *s, int64_t e, int64_t k)
+/* Queues edge e's next chunk at its sender port, keyed by the chunk's offset. */
+static mc_status_t queue_edge(sim_t *s, int64_t e)
 {
-    const mc_flow_t *f = &s->plan->flows[s->edges[e].flow];
-    double offset = (double)k * (double)f->chunk_bytes;
-    return mc_heap_push(&s->waiting[s->edges[e].r_send], (mc_heap_item_t){offset, e, e, k});
+    const sim_edge_t *se = &s->edges[e];
+    double offset = (double)se->next * (double)s->plan->flows[se->flow].chunk_bytes;
+    return mc_heap_push(&s->waiting[se->r_send], (mc_heap_item_t){offset, e, e, se->next});
+}
+
+/* count more chunks of edge e arrived at its sender; the edge joins its port's queue if it
+ * had none waiting. */
+static mc_status_t make_ready(sim_t *s, int64_t e, int64_t count)
+{
+    sim_edge_t *se = &s->edges[e];
+    int idle = se->next == se->ready;
+    se->ready += count;
+    return idle ? queue_edge(s, e) : MC_OK;
 }
 
 /* Books bytes of a shared bandwidth (inv seconds per byte, 0 = unlimited) plus fixed
@@ -93,30 +107,30 @@ static double book(double *free_at, double inv, double fixed, double start, doub
 static mc_status_t try_start(sim_t *s, int64_t r, double t)
 {
     mc_heap_t *w = &s->waiting[r];
-    mc_heap_item_t cand[LOOKAHEAD];
-    int n = 0, best = 0;
+    mc_heap_peek_t it;
+    int64_t best = -1, i;
     mc_status_t st;
     if (s->busy[r] || w->n == 0)
         return MC_OK;
     double best_start = 0;
-    while (n < LOOKAHEAD && w->n > 0) {
-        cand[n] = mc_heap_pop(w);
-        double start = s->free_at[s->edges[cand[n].a].r_recv];
+    mc_heap_peek_start(w, &it);
+    while ((i = mc_heap_peek_next(w, &it)) >= 0) {
+        double start = s->free_at[s->edges[w->items[i].a].r_recv];
         start = start > t ? start : t;
-        if (n == 0 || start < best_start) {
+        if (best < 0 || start < best_start) {
             best_start = start;
-            best = n;
+            best = i;
         }
-        n++;
         if (start <= t)
             break;
     }
-    for (int i = 0; i < n; i++)
-        if (i != best && (st = mc_heap_push(w, cand[i])))
-            return st;
-    const sim_edge_t *e = &s->edges[cand[best].a];
+    mc_heap_item_t chosen = mc_heap_remove(w, best);
+    sim_edge_t *e = &s->edges[chosen.a];
+    e->next++;
+    if (e->next < e->ready && (st = queue_edge(s, chosen.a)))
+        return st;
     const mc_flow_t *f = &s->plan->flows[e->flow];
-    double bytes = chunk_bytes(f, cand[best].b);
+    double bytes = chunk_bytes(f, chosen.b);
     double busy_until = best_start + bytes * e->inv_bw;
     if (e->host >= 0)
         busy_until =
@@ -131,7 +145,7 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
     if ((st = push_event(s, busy_until, EV_FREE, r, 0)))
         return st;
     for (int64_t c = 0; c < e->nchild; c++)
-        if ((st = push_event(s, arrival, EV_READY, s->children[e->child0 + c], cand[best].b)))
+        if ((st = push_event(s, arrival, EV_READY, s->children[e->child0 + c], chosen.b)))
             return st;
     return MC_OK;
 }
@@ -220,6 +234,61 @@ static mc_status_t copy_time(const mc_plan_t *plan, double *worst)
     return MC_OK;
 }
 
+mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds)
+{
+    const mc_topology_t *topo = plan->topo;
+    int64_t ndev = mc_topology_devices(topo), nhost = mc_topology_hosts(topo);
+    double *t = mc_calloc((size_t)(2 * ndev + 2 * nhost), sizeof *t);
+    /* per edge: latencies and the slowest hop's seconds per byte from the flow's root */
+    double *alpha = mc_calloc((size_t)plan->nedges + 1, sizeof *alpha);
+    double *inv = mc_calloc((size_t)plan->nedges + 1, sizeof *inv);
+    int64_t *last_in = mc_calloc((size_t)ndev, sizeof *last_in);
+    if (!t || !alpha || !inv || !last_in) {
+        free(t);
+        free(alpha);
+        free(inv);
+        free(last_in);
+        return MC_ERR_NOMEM;
+    }
+    double nic_out = mc_topology_nic_out(topo), nic_in = mc_topology_nic_in(topo);
+    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA),
+              nic = mc_topology_link(topo, MC_LINK_NIC);
+    double inv_nic = 1.0 / (nic_out < nic_in ? nic_out : nic_in), inv_intra = 1.0 / intra.bandwidth;
+    double worst = 0;
+    for (int64_t fi = 0; fi < plan->nflows; fi++) {
+        const mc_flow_t *f = &plan->flows[fi];
+        double bytes = (double)f->bytes;
+        for (int64_t j = 0; j < f->nedges; j++) {
+            int64_t g = f->edge0 + j;
+            const mc_edge_t *e = &plan->edges[g];
+            int cross = mc_edge_class(topo, e->from, e->to) == MC_LINK_NIC;
+            double *out = cross ? &t[2 * ndev + mc_topology_host_of(topo, e->from)] : &t[e->from];
+            double *in =
+                cross ? &t[2 * ndev + nhost + mc_topology_host_of(topo, e->to)] : &t[ndev + e->to];
+            double hop = cross ? inv_nic : inv_intra;
+            *out += bytes * hop;
+            *in += bytes * hop;
+            /* the parent edge, as the simulator finds it: the last one into the sender */
+            int64_t parent = last_in[e->from] > f->edge0 ? last_in[e->from] - 1 : -1;
+            last_in[e->to] = g + 1;
+            alpha[g] = (parent >= 0 ? alpha[parent] : 0) + (cross ? nic.latency : intra.latency);
+            inv[g] = parent >= 0 && inv[parent] > hop ? inv[parent] : hop;
+            double path = alpha[g] + bytes * inv[g];
+            worst = *out > worst ? *out : worst;
+            worst = *in > worst ? *in : worst;
+            worst = path > worst ? path : worst;
+        }
+    }
+    free(t);
+    free(alpha);
+    free(inv);
+    free(last_in);
+    double copies = 0;
+    mc_status_t st = copy_time(plan, &copies);
+    *seconds = worst > copies ? worst : copies;
+    return st;
+}
+
 mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
 {
     int64_t ndev = mc_topology_devices(plan->topo), nhost = mc_topology_hosts(plan->topo);
@@ -248,9 +317,8 @@ mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
             int64_t g = f->edge0 + j;
             /* reduction flows start at the holders of the addends (the gather edges) */
             if (f->ngather ? j < f->ngather : mc_flow_rooted_at(plan, f, plan->edges[g].from))
-                for (int64_t k = 0; k < nchunks(f); k++)
-                    if ((st = make_ready(&s, g, k)))
-                        goto out;
+                if ((st = make_ready(&s, g, nchunks(f))))
+                    goto out;
         }
     }
     for (int64_t r = 0; r < nres; r++)
@@ -263,7 +331,7 @@ mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
             s.busy[id] = 0;
             st = try_start(&s, id, ev.key);
         } else {
-            if (!(st = make_ready(&s, id, ev.b)))
+            if (!(st = make_ready(&s, id, 1)))
                 st = try_start(&s, s.edges[id].r_send, ev.key);
         }
         if (st)

@@ -60,36 +60,164 @@ static int64_t pick_sender(const mc_plan_t *plan, const mc_piece_t *p, const mc_
     return best;
 }
 
-/* Marks (or tests, when test is set) the sender's host and every needer's host. */
-static int hosts_touch(const mc_plan_t *plan, const mc_piece_t *p, int64_t sender, char *busy,
-                       int test)
+/* lb_order's trials pick senders many times per round while the loads stay fixed: each
+ * piece's holder and needer hosts are looked up once, and its holders are ranked once per
+ * round in pick_sender's order (host bytes sent, then device bytes sent, then list order);
+ * a trial takes the first on a free host. Pieces with many holders are scanned instead
+ * (ranking is quadratic). */
+#define RANK_MAX_HOLDERS 32
+
+typedef struct {
+    int64_t *off;   /* per piece: its holders' entries start at rank[off], host[off] */
+    int64_t *rank;  /* holder indices, ranked */
+    int64_t *host;  /* holder hosts, in holder order */
+    int64_t *noff;  /* per piece: its needers' hosts start at nhost[noff] */
+    int64_t *nhost; /* needer hosts, in needer order */
+    int64_t *stamp; /* per piece: the round its ranking is from, -1 for none */
+    int64_t round;
+} ranks_t;
+
+static int rank_before(const mc_loads_t *loads, const mc_piece_t *p, const int64_t *host, int64_t a,
+                       int64_t b)
 {
-    int64_t sh = mc_topology_host_of(plan->topo, sender);
-    for (int j = 0; j < p->nneeders; j++) {
-        int64_t h = mc_topology_host_of(plan->topo, p->needers[j]);
-        if (h == sh)
-            continue;
-        if (test && busy[h])
-            return 1;
-        if (!test)
-            busy[h] = 1;
+    double ha = loads->host_send[host[a]], hb = loads->host_send[host[b]];
+    return ha < hb || (ha == hb && loads->dev_send[p->holders[a]] < loads->dev_send[p->holders[b]]);
+}
+
+static int64_t ranked_sender(const mc_plan_t *plan, int64_t piece, const mc_loads_t *loads,
+                             const char *busy, ranks_t *r)
+{
+    const mc_piece_t *p = &plan->pieces->pieces[piece];
+    const int64_t *host = r->host + r->off[piece];
+    int64_t *rank = r->rank + r->off[piece], best = -1;
+    if (p->nholders > RANK_MAX_HOLDERS) {
+        for (int j = 0; j < p->nholders; j++)
+            if (!busy[host[j]] && (best < 0 || rank_before(loads, p, host, j, best)))
+                best = j;
+        return best < 0 ? -1 : p->holders[best];
     }
-    if (!test)
-        busy[sh] = 1;
+    if (r->stamp[piece] != r->round) { /* insertion sort, stable */
+        r->stamp[piece] = r->round;
+        for (int j = 0; j < p->nholders; j++) {
+            int k = j;
+            for (; k > 0 && rank_before(loads, p, host, j, rank[k - 1]); k--)
+                rank[k] = rank[k - 1];
+            rank[k] = j;
+        }
+    }
+    for (int j = 0; j < p->nholders; j++)
+        if (!busy[host[rank[j]]])
+            return p->holders[rank[j]];
+    return -1;
+}
+
+/* Free hosts in a trial, by role: holding some piece, needing some piece, either. */
+typedef struct {
+    int64_t holder, needer, any;
+} free_hosts_t;
+
+enum { ROLE_HOLDER = 1, ROLE_NEEDER = 2 };
+
+static void take_host(char *busy, int64_t h, const char *role, free_hosts_t *fr)
+{
+    if (busy[h])
+        return;
+    busy[h] = 1;
+    if (fr) {
+        fr->holder -= (role[h] & ROLE_HOLDER) != 0;
+        fr->needer -= (role[h] & ROLE_NEEDER) != 0;
+        fr->any -= role[h] != 0;
+    }
+}
+
+/* Whether the sender's host sh or a needer's host (nh[0..n)) is busy. */
+static int hosts_busy(const int64_t *nh, int n, int64_t sh, const char *busy)
+{
+    for (int j = 0; j < n; j++)
+        if (busy[nh[j]])
+            return 1;
+    return busy[sh];
+}
+
+/* Marks the sender's host sh and every needer's host busy (counting them off fr, if given). */
+static void hosts_take(const int64_t *nh, int n, int64_t sh, char *busy, const char *role,
+                       free_hosts_t *fr)
+{
+    for (int j = 0; j < n; j++)
+        take_host(busy, nh[j], role, fr);
+    take_host(busy, sh, role, fr);
+}
+
+/* Whether some remaining broadcast could still join the trial: each needs a free holder
+ * host, and unless it stays on one host (nsingle of them remain), a free needer host too. */
+static int room_left(const free_hosts_t *fr, int64_t nsingle)
+{
+    if (fr->holder == 0)
+        return 0;
+    return nsingle > 0 || (fr->needer > 0 && fr->any > 1);
+}
+
+/* Whether one holder's host holds every needer: the piece's broadcast can run on one host. */
+static int one_host(const mc_plan_t *plan, const mc_piece_t *p)
+{
+    for (int j = 0; j < p->nholders; j++) {
+        int64_t h = mc_topology_host_of(plan->topo, p->holders[j]), k = 0;
+        while (k < p->nneeders && mc_topology_host_of(plan->topo, p->needers[k]) == h)
+            k++;
+        if (k == p->nneeders)
+            return 1;
+    }
     return 0;
 }
 
+/* Each trial draws the remaining pieces in random order (a Fisher–Yates shuffle of todo in
+ * place, drawn only as far as the trial looks) and stops once no host is free for another
+ * broadcast, so a trial costs the pieces it looks at, not all remaining ones; pos[] lets a
+ * round's pieces leave todo in O(1) each. */
 static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, int64_t n)
 {
-    int64_t nhost = mc_topology_hosts(plan->topo);
+    int64_t nhost = mc_topology_hosts(plan->topo), npieces = plan->pieces->npieces, nsingle = 0;
     uint64_t rng = plan->params.seed;
     mc_status_t s = MC_OK;
-    char *busy = mc_calloc((size_t)nhost, 1);
+    char *busy = mc_calloc((size_t)nhost, 1), *single = mc_calloc((size_t)npieces + 1, 1);
+    char *role = mc_calloc((size_t)nhost, 1);
     int64_t *trial = mc_calloc((size_t)n + 1, sizeof *trial);
     int64_t *round = mc_calloc((size_t)n + 1, sizeof *round);
-    if (!busy || !trial || !round) {
+    int64_t *pos = mc_calloc((size_t)npieces + 1, sizeof *pos);
+    ranks_t rk = {.off = mc_calloc((size_t)npieces + 1, sizeof *rk.off),
+                  .noff = mc_calloc((size_t)npieces + 1, sizeof *rk.noff),
+                  .stamp = mc_calloc((size_t)npieces + 1, sizeof *rk.stamp)};
+    int64_t nranked = 0, nneeded = 0;
+    for (int64_t k = 0; rk.off && rk.noff && rk.stamp && k < n; k++) {
+        rk.off[todo[k]] = nranked;
+        rk.noff[todo[k]] = nneeded;
+        rk.stamp[todo[k]] = -1;
+        nranked += plan->pieces->pieces[todo[k]].nholders;
+        nneeded += plan->pieces->pieces[todo[k]].nneeders;
+    }
+    rk.rank = mc_calloc((size_t)nranked + 1, sizeof *rk.rank);
+    rk.host = mc_calloc((size_t)nranked + 1, sizeof *rk.host);
+    rk.nhost = mc_calloc((size_t)nneeded + 1, sizeof *rk.nhost);
+    if (!busy || !single || !role || !trial || !round || !pos || !rk.off || !rk.noff || !rk.stamp ||
+        !rk.rank || !rk.host || !rk.nhost) {
         s = MC_ERR_NOMEM;
         goto out;
+    }
+    for (int64_t k = 0; k < n; k++) {
+        pos[todo[k]] = k;
+        const mc_piece_t *p = &plan->pieces->pieces[todo[k]];
+        nsingle += single[todo[k]] = (char)one_host(plan, p);
+        int64_t *hh = rk.host + rk.off[todo[k]], *nh = rk.nhost + rk.noff[todo[k]];
+        for (int j = 0; j < p->nholders; j++)
+            role[hh[j] = mc_topology_host_of(plan->topo, p->holders[j])] |= ROLE_HOLDER;
+        for (int j = 0; j < p->nneeders; j++)
+            role[nh[j] = mc_topology_host_of(plan->topo, p->needers[j])] |= ROLE_NEEDER;
+    }
+    free_hosts_t all = {0, 0, 0};
+    for (int64_t h = 0; h < nhost; h++) {
+        all.holder += (role[h] & ROLE_HOLDER) != 0;
+        all.needer += (role[h] & ROLE_NEEDER) != 0;
+        all.any += role[h] != 0;
     }
     while (n > 0 && !s) {
         int64_t best_count = 0;
@@ -98,22 +226,28 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
          * work per round near 100 x 200 placements */
         int trials = n <= 200 ? LB_ORDER_TRIALS : (int)(LB_ORDER_TRIALS * 200 / n) + 4;
         for (int t = 0; t < trials; t++) {
-            memcpy(trial, todo, (size_t)n * sizeof *trial);
-            for (int64_t k = n - 1; k > 0; k--) {
-                int64_t j = (int64_t)(next_random(&rng) % (uint64_t)(k + 1)), x = trial[k];
-                trial[k] = trial[j];
-                trial[j] = x;
-            }
             memset(busy, 0, (size_t)nhost);
             int64_t count = 0;
+            free_hosts_t fr = all;
             double bytes = 0;
-            for (int64_t k = 0; k < n; k++) {
-                const mc_piece_t *p = &plan->pieces->pieces[trial[k]];
-                int64_t snd = pick_sender(plan, p, loads, busy);
-                if (snd < 0 || hosts_touch(plan, p, snd, busy, 1))
+            for (int64_t k = 0, misses = 0; k < n && misses < nhost && room_left(&fr, nsingle);
+                 k++) {
+                int64_t j = k + (int64_t)(next_random(&rng) % (uint64_t)(n - k)), x = todo[k];
+                todo[k] = todo[j];
+                todo[j] = x;
+                pos[todo[k]] = k;
+                pos[todo[j]] = j;
+                const mc_piece_t *p = &plan->pieces->pieces[todo[k]];
+                int64_t snd = ranked_sender(plan, todo[k], loads, busy, &rk), sh;
+                const int64_t *nh = rk.nhost + rk.noff[todo[k]];
+                if (snd < 0 ||
+                    hosts_busy(nh, p->nneeders, sh = mc_topology_host_of(plan->topo, snd), busy)) {
+                    misses++;
                     continue;
-                hosts_touch(plan, p, snd, busy, 0);
-                trial[count++] = trial[k];
+                }
+                misses = 0;
+                hosts_take(nh, p->nneeders, sh, busy, role, &fr);
+                trial[count++] = todo[k];
                 bytes += (double)p->bytes;
             }
             if (bytes > best_bytes) {
@@ -130,24 +264,30 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
             int64_t snd = pick_sender(plan, p, loads, busy);
             if (snd < 0)
                 snd = pick_sender(plan, p, loads, NULL);
-            hosts_touch(plan, p, snd, busy, 0);
+            hosts_take(rk.nhost + rk.noff[round[k]], p->nneeders,
+                       mc_topology_host_of(plan->topo, snd), busy, role, NULL);
             s = add_chain(plan, round[k], snd, loads);
+            /* the piece leaves todo: the last one takes its place */
+            int64_t at = pos[round[k]];
+            todo[at] = todo[--n];
+            pos[todo[at]] = at;
+            nsingle -= single[round[k]];
         }
-        /* drop the round's pieces from todo, keeping order */
-        int64_t m = 0;
-        for (int64_t k = 0; k < n; k++) {
-            int in_round = 0;
-            for (int64_t r = 0; r < best_count && !in_round; r++)
-                in_round = round[r] == todo[k];
-            if (!in_round)
-                todo[m++] = todo[k];
-        }
-        n = m;
+        rk.round++; /* the loads changed */
     }
 out:
     free(busy);
+    free(single);
+    free(role);
     free(trial);
     free(round);
+    free(pos);
+    free(rk.off);
+    free(rk.noff);
+    free(rk.rank);
+    free(rk.host);
+    free(rk.nhost);
+    free(rk.stamp);
     return s;
 }
 

@@ -13,7 +13,9 @@
  * bound. Inside a host the stripe fans out along the k-ary tree (k = 1: a chain, k = n − 1:
  * a star) with the least modelled time: a port forwards k copies, each level adds
  * α_intra + a chunk. The receiving device is the needer with the least NIC ingress; hosts
- * that hold the piece feed their own needers from their least-loaded holder.
+ * that hold the piece feed their own needers from their least-loaded holder, or, in the
+ * multi-path candidate, a stripe at a time from a holder on another host when the α–β model
+ * sees it arrive sooner over the NIC (the local holders' out-ports are then the bottleneck).
  *
  * A partial source (a reduction) gets the naive or a reduce-scatter plan
  * (strategy_reduce_scatter.c), whichever the simulator finds fastest. */
@@ -26,13 +28,15 @@
 /* The fine policy's least stripe: small tensors that many devices need get more stripes,
  * so more devices share the forwarding (more messages, each paying α). */
 #define FINE_STRIPE_BYTES (256 << 10)
-/* Pieces up to which lb_order's plan is among the candidates (it plans 128 in ~2 ms). */
-#define LB_ORDER_MAX_PIECES 128
+/* Pieces up to which lb_order's plan is among the candidates (it plans 3,420 in ~15 ms and
+ * 10,752 in ~30 ms; its rounds still grow faster than linearly). */
+#define LB_ORDER_MAX_PIECES 12288
 
 enum {
     POLICY_PER_HOLDER, /* one stripe per holder device */
     POLICY_PER_NEEDER, /* and at least one per needer of the widest needing host */
     POLICY_FINE,       /* the same with stripes >= FINE_STRIPE_BYTES */
+    POLICY_MULTIPATH,  /* per needer, and hosts that hold a stripe may take it over the NIC */
     POLICY_DIRECT,     /* no stripes, no relays: each needer straight from a holder */
     /* the other strategies' plans, as candidates */
     POLICY_SEND_RECV,
@@ -87,8 +91,36 @@ static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, const int64_t 
                : c->entry[best];
 }
 
+/* Multi-path feeding: the sender of a stripe to a host that holds it. Its least-loaded
+ * local holder, unless a holder on another host would deliver it sooner by the α–β model
+ * (that host's NIC egress and this host's NIC ingress so far, plus the stripe, over the NIC
+ * rate, plus α_nic, against the local holder's bytes sent plus the stripe over the intra
+ * rate): then a NIC that would idle takes part of the load off the few local holders. */
+static int64_t local_or_remote(ctx_t *c, const mc_piece_t *p, int nh, const mc_host_run_t *own,
+                               double bytes, int multipath)
+{
+    const mc_topology_t *topo = c->plan->topo;
+    int64_t from = mc_least_loaded(p->holders + own->first, own->count, c->loads.dev_send);
+    const mc_host_run_t *far = NULL;
+    for (int i = 0; multipath && i < nh; i++)
+        if (c->hruns[i].host != own->host &&
+            (!far || c->loads.host_send[c->hruns[i].host] < c->loads.host_send[far->host]))
+            far = &c->hruns[i];
+    if (!far)
+        return from;
+    double t_local =
+        (c->loads.dev_send[from] + bytes) / mc_topology_link(topo, MC_LINK_INTRA).bandwidth;
+    double out = c->loads.host_send[far->host], in = c->loads.host_recv[own->host];
+    double t_far = ((out > in ? out : in) + bytes) /
+                       fmin(mc_topology_nic_out(topo), mc_topology_nic_in(topo)) +
+                   mc_topology_link(topo, MC_LINK_NIC).latency;
+    return t_far < t_local
+               ? mc_least_loaded(p->holders + far->first, far->count, c->loads.dev_nic_send)
+               : from;
+}
+
 static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_needer,
-                              int64_t min_stripe)
+                              int64_t min_stripe, int multipath)
 {
     mc_plan_t *plan = c->plan;
     const mc_piece_t *p = &plan->pieces->pieces[i];
@@ -121,7 +153,7 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
             if (!run)
                 continue;
             const int64_t *needers = p->needers + c->nruns[g].first;
-            int64_t from = mc_least_loaded(p->holders + run->first, run->count, c->loads.dev_send);
+            int64_t from = local_or_remote(c, p, nh, run, bytes, multipath);
             int64_t to = mc_least_loaded(needers, c->nruns[g].count, c->loads.dev_recv);
             mc_loads_add(&c->loads, topo, from, to, bytes);
             if (!(s = mc_plan_add_edge(plan, from, to)))
@@ -201,7 +233,8 @@ static mc_status_t build(mc_plan_t *plan, int policy)
             s = policy == POLICY_DIRECT
                     ? plan_direct(&c, by_size[k])
                     : plan_piece(&c, by_size[k], k, policy != POLICY_PER_HOLDER,
-                                 policy == POLICY_FINE ? FINE_STRIPE_BYTES : MIN_STRIPE_BYTES);
+                                 policy == POLICY_FINE ? FINE_STRIPE_BYTES : MIN_STRIPE_BYTES,
+                                 policy == POLICY_MULTIPATH);
     if (!s)
         s = mc_plan_order_rounds(plan);
 out:
@@ -238,29 +271,65 @@ static int per_needer_differs(const mc_plan_t *plan)
 /* Candidates screened within this factor of the best so far are simulated in full. */
 #define SCREEN_SLACK 1.10
 
+/* Most candidates a plan judges (11 policies), remembered to skip repeats. */
+#define MAX_SEEN 16
+
 typedef struct {
-    double screened; /* best screened estimate so far */
-    double full;     /* the kept plan's full estimate */
+    double screened;         /* best screened estimate so far */
+    double full;             /* the kept plan's full estimate */
+    uint64_t seen[MAX_SEEN]; /* fingerprints of the candidates judged so far */
+    int nseen;
 } best_t;
 
-/* The plan's estimate with at most SCREEN_CHUNKS chunks per flow; *exact when no flow had
- * more (the estimate is then the plan's own). */
+/* A fingerprint of the plan's flows and edges: several policies often build the same plan
+ * (direct sends, send_recv and local_allgather on one-needer pieces), simulated once. */
+static uint64_t fingerprint(const mc_plan_t *plan)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    int ndim = plan->pieces->ndim;
+#define MIX(x) (h = (h ^ (uint64_t)(x)) * 0x100000001b3ull)
+    for (int64_t i = 0; i < plan->nflows; i++) {
+        const mc_flow_t *f = &plan->flows[i];
+        MIX(f->piece);
+        MIX(f->chunk_bytes);
+        MIX(f->ngather);
+        MIX(f->nedges);
+        for (int d = 0; d < ndim; d++) {
+            MIX(f->box.lo[d]);
+            MIX(f->box.hi[d]);
+        }
+        for (int64_t j = 0; j < f->nedges; j++) {
+            MIX(plan->edges[f->edge0 + j].from);
+            MIX(plan->edges[f->edge0 + j].to);
+        }
+    }
+#undef MIX
+    return h;
+}
+
+/* The plan's estimate with at most SCREEN_CHUNKS chunks per flow; *exact when that is the
+ * plan's own estimate: when no flow had more chunks, or when capping would save less than
+ * half of the chunk transfers (screening would then cost about a full simulation, so the plan
+ * is simulated in full at once). */
 static mc_status_t screen(mc_plan_t *plan, double *seconds, int *exact)
 {
     int64_t elem = plan->pieces->elem_size;
     int64_t *saved = mc_calloc((size_t)plan->nflows + 1, sizeof *saved);
+    double full = 0, capped = 0;
     if (!saved)
         return MC_ERR_NOMEM;
     for (int64_t i = 0; i < plan->nflows; i++) {
         mc_flow_t *f = &plan->flows[i];
         int64_t least = (f->bytes / SCREEN_CHUNKS + elem - 1) / elem * elem;
         saved[i] = f->chunk_bytes;
+        full += (double)f->nedges * (double)((f->bytes + f->chunk_bytes - 1) / f->chunk_bytes);
         if (f->chunk_bytes < least)
             f->chunk_bytes = least;
+        capped += (double)f->nedges * (double)((f->bytes + f->chunk_bytes - 1) / f->chunk_bytes);
     }
-    *exact = 1;
+    *exact = 2 * capped >= full;
     for (int64_t i = 0; i < plan->nflows && *exact; i++)
-        *exact = plan->flows[i].chunk_bytes == saved[i];
+        plan->flows[i].chunk_bytes = saved[i];
     mc_status_t s = mc_plan_simulate(plan, seconds);
     for (int64_t i = 0; i < plan->nflows; i++)
         plan->flows[i].chunk_bytes = saved[i];
@@ -272,11 +341,21 @@ static mc_status_t screen(mc_plan_t *plan, double *seconds, int *exact)
  * when it beats the kept plan. */
 static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
 {
-    double screened = 0, full = 0;
+    double screened = 0, full = 0, floor = 0;
     int exact = 0;
-    mc_status_t s = screen(cand, &screened, &exact);
+    uint64_t id = fingerprint(cand);
     *keep = 0;
-    if (s || screened > SCREEN_SLACK * best->screened)
+    for (int i = 0; i < best->nseen; i++)
+        if (best->seen[i] == id)
+            return MC_OK;
+    if (best->nseen < MAX_SEEN)
+        best->seen[best->nseen++] = id;
+    /* a candidate whose floor (busiest port, longest path) is the kept plan's estimate or
+     * more cannot beat it */
+    mc_status_t s = mc_plan_floor(cand, &floor);
+    if (s || floor >= best->full)
+        return s;
+    if ((s = screen(cand, &screened, &exact)) || screened > SCREEN_SLACK * best->screened)
         return s;
     if (screened < best->screened)
         best->screened = screened;
@@ -302,6 +381,31 @@ static int fine_differs(const mc_plan_t *plan)
             return 1;
     }
     return 0;
+}
+
+/* Whether some host that needs a piece holds it and another host holds it too (else
+ * multi-path feeding builds the per-needer plan again). */
+static int multipath_differs(const mc_plan_t *plan)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    const mc_topology_t *topo = plan->topo;
+    char *holds = mc_calloc((size_t)mc_topology_hosts(topo), 1);
+    int found = 0;
+    for (int64_t i = 0; holds && i < ps->npieces && !found; i++) {
+        const mc_piece_t *p = &ps->pieces[i];
+        int hosts = 0;
+        for (int j = 0; j < p->nholders; j++) {
+            int64_t h = mc_topology_host_of(topo, p->holders[j]);
+            hosts += !holds[h];
+            holds[h] = 1;
+        }
+        for (int j = 0; j < p->nneeders && hosts > 1 && !found; j++)
+            found = holds[mc_topology_host_of(topo, p->needers[j])];
+        for (int j = 0; j < p->nholders; j++)
+            holds[mc_topology_host_of(topo, p->holders[j])] = 0;
+    }
+    free(holds);
+    return found;
 }
 
 /* Builds alt with a policy, and moves it into plan if the simulator finds it faster. */
@@ -387,15 +491,17 @@ static mc_status_t try_smaller_chunks(mc_plan_t *plan, best_t *best)
 }
 
 /* Plans with the stripe policy first, then tries the others and keeps whichever the
- * simulator finds fastest (each screened with at most 64 chunks per flow first, and
- * simulated in full only when it comes within 10% of the best): more stripes spread forwarding over
- * more devices, fewer keep pipelines short. While the plan is still measurably (0.1%) above the
- * lower bound — in practice when latency rather than bandwidth dominates (small pieces) — direct
- * sends and then the other strategies' plans are tried too, so meshcast is never worse than them in
- * the cost model. The winner's estimate is kept in plan->stats. */
+ * simulator finds fastest (a repeat of a plan already judged, or one whose floor — busiest
+ * port, longest path — is the best's estimate or more, is not simulated; the others are screened
+ * with at most 64 chunks per flow first, and simulated in full only when within 10% of the best):
+ * more stripes spread forwarding over more devices, fewer keep pipelines short. While the plan is
+ * still measurably (0.1%) above the lower bound — in practice when latency rather than bandwidth
+ * dominates (small pieces) — direct sends and then the other strategies' plans are tried too, so
+ * meshcast is never worse than them in the cost model. The winner's estimate is kept in
+ * plan->stats. */
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
 {
-    best_t best = {INFINITY, INFINITY};
+    best_t best = {.screened = INFINITY, .full = INFINITY};
     int keep;
     mc_status_t s = MC_OK;
     if (plan->pieces->naddends > 1) { /* a reduction: naive, reduce-scatter flat or by host */
@@ -411,12 +517,13 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         s = judge(plan, &best, &keep);
     if (!s && per_needer_differs(plan))
         s = try_policy(plan, POLICY_PER_NEEDER, &best);
-    /* lb_order's shuffled rounds grow quadratically with the pieces: only few are tried */
+    /* lb_order's rounds grow faster than linearly with the pieces: tried up to a limit */
     int last = plan->pieces->npieces <= LB_ORDER_MAX_PIECES ? POLICY_BROADCAST_LB_ORDER
                                                             : POLICY_BROADCAST_LB_SIZE;
     for (int policy = POLICY_FINE; policy <= last && !s; policy++)
         if (best.full > 1.001 * plan->stats.lower_bound_s &&
-            (policy != POLICY_FINE || fine_differs(plan)))
+            (policy != POLICY_FINE || fine_differs(plan)) &&
+            (policy != POLICY_MULTIPATH || multipath_differs(plan)))
             s = try_policy(plan, policy, &best);
     plan->stats.estimate_s = best.full;
     return s;

@@ -108,12 +108,16 @@ static void test_random_cases(void **state)
 static void test_scale_shapes(void **state)
 {
     (void)state;
-    static const char *const cases[][7] = {
-        /* shape, src mesh, src spec, src devices, dst mesh, dst spec, dst devices */
-        {"256,512", "1x8", "S10R", "0-7", "8x8", "RS1", "8-71"},
-        {"512,256", "2x8", "RR", "0-15", "4x8", "RR", "16-47"},
-        {"64,16,32", "8x8", "RRS1", "0-63", "8x8", "S10RR", "0-63"},
-        {"512,256", "4x8", "RS1", "0-31", "4x8", "RS0", "32-63"},
+    static const char *const cases[][8] = {
+        /* shape, src mesh, src spec, src devices, dst mesh, dst spec, dst devices, and
+         * "m" where every host holds what it needs and the other host holds it too: on the
+         * last topology (NICs as fast as a device port) the plan feeds part over the NIC */
+        {"256,512", "1x8", "S10R", "0-7", "8x8", "RS1", "8-71", ""},
+        {"512,256", "2x8", "RR", "0-15", "4x8", "RR", "16-47", ""},
+        {"64,16,32", "8x8", "RRS1", "0-63", "8x8", "S10RR", "0-63", ""},
+        {"512,256", "4x8", "RS1", "0-31", "4x8", "RS0", "32-63", ""},
+        {"512,1024", "2x8", "RS1", "0-15", "2x8", "S1S0", "0-15", "m"},
+        {"1024,512", "3x8", "RS1", "0-23", "3x8", "RS0", "0-23", "m"},
     };
     static const char *const topos[] = {
         "hosts 9\ndevices_per_host 8\nlink copy bandwidth=1600GB/s latency=2us\n"
@@ -124,7 +128,10 @@ static void test_scale_shapes(void **state)
         "latency=100us\n",
         "hosts 9\ndevices_per_host 8\nlink copy bandwidth=1600GB/s latency=0\n"
         "link intra bandwidth=450GB/s latency=0\nnic count=1 in=1Gbit/s out=1Gbit/s latency=0\n",
+        "hosts 9\ndevices_per_host 8\nlink copy bandwidth=1600GB/s latency=0\n"
+        "link intra bandwidth=50GB/s latency=0\nnic count=8 in=400Gbit/s out=400Gbit/s latency=0\n",
     };
+    size_t last_topo = sizeof topos / sizeof topos[0] - 1;
     char err[1024];
     for (size_t t = 0; t < sizeof topos / sizeof topos[0]; t++)
         for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -148,6 +155,11 @@ static void test_scale_shapes(void **state)
                                        .strategy = MC_STRATEGY_MESHCAST};
             if (mc_plan_create(src, dst, topo, &params, &plan))
                 fail_msg("%s %s>%s: %s", c[0], c[2], c[5], mc_last_error());
+            mc_plan_stats_t st;
+            assert_int_equal(mc_plan_query(plan, &st), MC_OK);
+            if (c[7][0] == 'm' && t == last_topo && st.nic_bytes == 0)
+                fail_msg("%s %s>%s: no multi-path feeding (nothing crossed a NIC)", c[0], c[2],
+                         c[5]);
             eh_tiles_t in, out;
             eh_tiles_make(&in, src, 1, 7 + i);
             eh_tiles_make(&out, dst, 0, 7 + i);

@@ -5,7 +5,8 @@
  * edges: every (destination device, element) that is wanted and not held is delivered
  * exactly once, every sender holds the box (a source tile that contains it, or an earlier
  * receive in the same flow), relays forward, and the byte counts match the edges. Every NIC
- * must carry into each host at least the bytes that host needs and holds nowhere.
+ * must carry into each host at least the bytes that host needs and holds nowhere, and
+ * mc_plan_floor (by which meshcast skips candidates) never exceeds the estimate.
  * Failures print the seed, the case and the strategy; MC_TEST_SEED=N runs one case. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -346,6 +347,10 @@ static void run_case(uint64_t seed, int64_t *nplans)
         if (!(st.estimate_s >= st.lower_bound_s * (1 - 1e-9)) || !isfinite(st.estimate_s))
             report(&c, strategies[k], "estimate %.17g s below lower bound %.17g s", st.estimate_s,
                    st.lower_bound_s);
+        double floor = -1; /* meshcast skips candidates by it: it must never pass the estimate */
+        if (mc_plan_floor(plan, &floor) != MC_OK || !(floor <= st.estimate_s * (1 + 1e-12)))
+            report(&c, strategies[k], "floor %.17g s above the estimate %.17g s", floor,
+                   st.estimate_s);
         if (st.lower_bound_s != bound)
             report(&c, strategies[k], "plan's lower bound %.17g != mc_lower_bound %.17g",
                    st.lower_bound_s, bound);
