@@ -3,10 +3,10 @@
  * T tensor-parallel ranks (threads world; each replica runs its share of the microbatches,
  * its gradients are summed by a meshcast Partial -> Replicate reshard; the Megatron-split
  * blocks sum their partial products by reshards too) give the same per-step losses within
- * 1e-5 relative over 10 steps: 1 and 2 pipeline ranks x dp 1/2 x tp 1/2 (and tp 2,1: a
- * different degree per pipeline rank), a few schedules, every strategy, GPT and
- * U-transformer. Reduction order changes the float sums, so the losses are close, not
- * always equal. Prints the matrix: the largest relative difference per case. */
+ * 1e-5 relative over 10 steps: 1, 2 and 4 pipeline ranks x dp 1/2 x tp 1/2 (and tp 2,1
+ * and 1,2: a different degree per pipeline rank), every schedule, every strategy (rotated,
+ * see oracle()), GPT and U-transformer. Reduction order changes the float sums, so the losses are
+ * close, not always equal. Prints the matrix: the largest relative difference per case. */
 #include "optim.h"
 #include "pipeline.h"
 #include "tiny.h"
@@ -21,7 +21,13 @@
 
 #include <cmocka.h>
 
-enum { STEPS = 10, MICRO = 4, B = 2, BLOCKS = 6, MAXW = 8 };
+enum {
+    STEPS = 10,
+    MICRO = 8,
+    B = 1,
+    BLOCKS = 6,
+    MAXW = 16
+}; /* dp 2 x 4 ranks interleaved: 4 per replica */
 static const uint64_t SEED = 5, DATA_SEED = 9;
 static const float LR = 3e-3f;
 
@@ -143,42 +149,67 @@ static double run_case(tr_arch arch, mc_sched_kind_t kind, const char *strategy,
     return worst;
 }
 
+static const char *const strategies[] = {"send_recv", "broadcast", "meshcast"};
+
+static void print_tp(const int *tp, int ranks, char *out, size_t len)
+{
+    int uniform = 1;
+    for (int r = 1; r < ranks; r++)
+        uniform &= tp[r] == tp[0];
+    if (uniform)
+        snprintf(out, len, "%d", tp[0]);
+    else
+        snprintf(out, len, "%d,%d", tp[0], tp[1]);
+}
+
+static void check(tr_arch arch, mc_sched_kind_t kind, int s, int ranks, int dp, const int *tp,
+                  const float *want)
+{
+    char t[16];
+    print_tp(tp, ranks, t, sizeof(t));
+    double rel = run_case(arch, kind, strategies[s], ranks, dp, tp, want);
+    printf("  %-3d %-3d %-4s %-17s %-10s %.1e\n", ranks, dp, t,
+           ranks > 1 ? mc_sched_kind_name(kind) : "-", strategies[s], rel);
+    fflush(stdout);
+    assert_true(rel <= 1e-5);
+}
+
+/* The issue's matrix: pipeline 1/2/4 ranks x tp 1/2 x dp 1/2 (up to 16 ranks), every
+ * schedule, every strategy. Each (ranks, dp, tp) cell runs every schedule once, the
+ * strategy rotating with the schedule and the cell (a Latin-square cover: every cell sees
+ * every strategy at least twice, every schedule sees every strategy), which keeps the
+ * test under a minute; one pipeline rank has no schedule and runs every strategy. Then a
+ * different tp per pipeline rank (2,1 and 1,2) with every strategy. */
 static void oracle(tr_arch arch)
 {
-    static const struct {
-        int ranks, dp, tp[2];
-        mc_sched_kind_t kind;
-    } cases[] = {
-        {1, 2, {1}, MC_SCHED_1F1B},          {2, 2, {1, 1}, MC_SCHED_GPIPE},
-        {2, 2, {1, 1}, MC_SCHED_1F1B},       {2, 2, {1, 1}, MC_SCHED_EAGER_1F1B},
-        {2, 2, {1, 1}, MC_SCHED_ZB_V},       {1, 1, {2}, MC_SCHED_1F1B},
-        {1, 2, {2}, MC_SCHED_1F1B},          {2, 1, {2, 2}, MC_SCHED_1F1B},
-        {2, 1, {2, 2}, MC_SCHED_ZB_V},       {2, 2, {2, 2}, MC_SCHED_EAGER_1F1B},
-        {2, 1, {2, 1}, MC_SCHED_EAGER_1F1B}, {2, 2, {1, 2}, MC_SCHED_1F1B},
-    };
-    static const char *strategies[] = {"send_recv", "broadcast", "meshcast"};
+    static const mc_sched_kind_t kinds[] = {
+        MC_SCHED_GPIPE, MC_SCHED_1F1B,  MC_SCHED_EAGER_1F1B, MC_SCHED_INTERLEAVED_1F1B,
+        MC_SCHED_ZB_H1, MC_SCHED_ZB_H2, MC_SCHED_ZB_V};
+    static const int ones[4] = {1, 1, 1, 1}, twos[4] = {2, 2, 2, 2};
+    static const int tp21[2] = {2, 1}, tp12[2] = {1, 2};
     float want[STEPS];
     reference(arch, want);
-    printf("%s: reference losses %.6f .. %.6f; largest relative difference per case:\n",
+    printf("%s: reference losses %.6f .. %.6f; largest relative difference per run:\n",
            arch == TR_ARCH_GPT ? "gpt" : "utransformer", want[0], want[STEPS - 1]);
-    printf("  %-3s %-3s %-4s %-17s %-11s %-11s %-11s\n", "p", "dp", "tp", "schedule", "send_recv",
-           "broadcast", "meshcast");
-    for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
-        char tp[16];
-        if (cases[c].ranks == 1 || cases[c].tp[0] == cases[c].tp[1])
-            snprintf(tp, sizeof(tp), "%d", cases[c].tp[0]);
-        else
-            snprintf(tp, sizeof(tp), "%d,%d", cases[c].tp[0], cases[c].tp[1]);
-        printf("  %-3d %-3d %-4s %-17s", cases[c].ranks, cases[c].dp, tp,
-               cases[c].ranks > 1 ? mc_sched_kind_name(cases[c].kind) : "-");
-        for (size_t s = 0; s < 3; s++) {
-            double rel = run_case(arch, cases[c].kind, strategies[s], cases[c].ranks, cases[c].dp,
-                                  cases[c].tp, want);
-            printf(" %-11.1e", rel);
-            fflush(stdout);
-            assert_true(rel <= 1e-5);
-        }
-        printf("\n");
+    printf("  %-3s %-3s %-4s %-17s %-10s %s\n", "p", "dp", "tp", "schedule", "strategy", "rel");
+    int cell = 0;
+    for (int ranks = 1; ranks <= 4; ranks *= 2)
+        for (int dp = 1; dp <= 2; dp++)
+            for (int t = 1; t <= 2; t++, cell++) {
+                const int *tp = t == 1 ? ones : twos;
+                if (ranks == 1 && dp == 1 && t == 1)
+                    continue; /* the reference itself */
+                if (ranks == 1) {
+                    for (int s = 0; s < 3; s++)
+                        check(arch, MC_SCHED_1F1B, s, ranks, dp, tp, want);
+                    continue;
+                }
+                for (int k = 0; k < 7; k++)
+                    check(arch, kinds[k], (k + cell) % 3, ranks, dp, tp, want);
+            }
+    for (int s = 0; s < 3; s++) {
+        check(arch, MC_SCHED_EAGER_1F1B, s, 2, 1, tp21, want);
+        check(arch, MC_SCHED_1F1B, s, 2, 2, tp12, want);
     }
 }
 
