@@ -186,7 +186,8 @@ enum {
     HAVE_NIC = 16,
     HAVE_NAME = 32,
     HAVE_HOST = 64,
-    HAVE_MACHINE = 128
+    HAVE_MACHINE = 128,
+    HAVE_RESHARD = 256
 };
 
 /* "link copy|intra bandwidth=X latency=Y" or "nic count=N in=X out=Y latency=Z". */
@@ -363,6 +364,22 @@ static mc_status_t parse_line(const where_t *w, char *line, mc_topology_t *t, un
         if (extra)
             return PERR(w, "unexpected '%s' after %s bandwidth", extra, key);
         *have |= bit;
+        return MC_OK;
+    }
+    if (!strcmp(key, "reshard")) { /* start, completion: paid once, not per hop */
+        if (*have & HAVE_RESHARD)
+            return PERR(w, "duplicate 'reshard'");
+        char why[300];
+        char *tok = strtok_r(NULL, " \t\r", &save);
+        char *val = tok ? split_attr(tok) : NULL;
+        if (!tok || !val || !*val || strcmp(tok, "latency"))
+            return PERR(w, "reshard: expected latency=T");
+        if (parse_quantity(val, Q_TIME, &t->reshard_s, why, sizeof why))
+            return PERR(w, "reshard latency %s", why);
+        char *extra = strtok_r(NULL, " \t\r", &save);
+        if (extra)
+            return PERR(w, "unexpected '%s' after reshard latency", extra);
+        *have |= HAVE_RESHARD;
         return MC_OK;
     }
     if (!strcmp(key, "nic")) {
@@ -594,6 +611,11 @@ mc_status_t mc_topology_write(const mc_topology_t *topo, FILE *out)
             fprintf(out, " message=%s", ms);
         }
         fputc('\n', out);
+    }
+    if (topo->reshard_s > 0) {
+        char rl[48];
+        format_quantity(topo->reshard_s, Q_TIME, 0, rl, sizeof rl);
+        fprintf(out, "reshard latency=%s\n", rl);
     }
     if (ferror(out))
         return mc_error(MC_ERR_IO, "writing topology '%s' failed", topo->name);

@@ -20,6 +20,7 @@ struct mc_topology {
     double machine_bw;    /* all intra-host transfers of all hosts at once (hosts emulated on
                              one machine, whose cores do every copy), bytes/s; 0 = none */
     double machine_msg_s; /* machine time per intra-host message (chunk), seconds; 0 = none */
+    double reshard_s;     /* fixed time of one reshard whatever its hops, seconds; 0 = none */
     /* Compact view (mc_topology_compact): devices are 0..ndevices-1 and device i lies on
      * host host_of[i], one of used_hosts; hosts stays the cluster's. NULL for a plain
      * topology (device d on host d / devices_per_host). */

@@ -545,7 +545,7 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         if (copies && alone > 0 && (t = fmin(nic.latency, alone)) > bound)
             bound = t;
     }
-    *seconds = bound;
+    *seconds = bound > 0 ? bound + topo->reshard_s : 0;
 out:
     free(r_host);
     free(r_dev);

@@ -286,6 +286,8 @@ mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds)
     double copies = 0;
     mc_status_t st = copy_time(plan, &copies);
     *seconds = worst > copies ? worst : copies;
+    if (*seconds > 0)
+        *seconds += topo->reshard_s;
     return st;
 }
 
@@ -341,6 +343,8 @@ mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
     if ((st = copy_time(plan, &copies)))
         goto out;
     *seconds = s.makespan > copies ? s.makespan : copies;
+    if (*seconds > 0) /* a reshard's fixed cost, once whatever its hops */
+        *seconds += plan->topo->reshard_s;
 out:
     for (int64_t r = 0; s.waiting && r < nres; r++)
         mc_heap_free(&s.waiting[r]);

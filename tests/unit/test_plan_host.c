@@ -211,6 +211,44 @@ static void test_machine_message(void **state)
     }
 }
 
+/* A reshard's fixed cost is added once to the estimate and to the bound, whatever the hops. */
+static void test_reshard_latency(void **state)
+{
+    (void)state;
+    mc_topology_t *t = parse("reshard latency=400us\n"), *u = NULL;
+    assert_true(t->reshard_s == 400e-6);
+    char buf[1024] = "";
+    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
+    assert_int_equal(mc_topology_write(t, f), MC_OK);
+    fclose(f);
+    if (!strstr(buf, "reshard latency=400us\n"))
+        fail_msg("written: %s", buf);
+    assert_int_equal(mc_topology_parse(buf, "w.topo", &u), MC_OK);
+    assert_true(u->reshard_s == 400e-6);
+    mc_topology_destroy(u);
+    mc_plan_stats_t st = ring_on(t, 2);
+    mc_topology_destroy(t);
+    t = parse("");
+    mc_plan_stats_t plain = ring_on(t, 2);
+    mc_topology_destroy(t);
+    expect_near(st.estimate_s, plain.estimate_s + 400e-6, "estimate + 400 us");
+    expect_near(st.lower_bound_s, plain.lower_bound_s + 400e-6, "bound + 400 us");
+
+    static const char *const bad[][2] = {
+        {"reshard lat=1us\n", "reshard: expected latency=T"},
+        {"reshard latency=-1us\n", "non-negative"},
+        {"reshard latency=1us x\n", "unexpected 'x' after reshard"},
+        {"reshard latency=1us\nreshard latency=2us\n", "duplicate 'reshard'"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char text[512];
+        snprintf(text, sizeof text, "%s%s", topo_text, bad[i][0]);
+        assert_int_equal(mc_topology_parse(text, "t.topo", &u), MC_ERR_INVALID);
+        if (!strstr(mc_last_error(), bad[i][1]))
+            fail_msg("'%s': error '%s' lacks '%s'", bad[i][0], mc_last_error(), bad[i][1]);
+    }
+}
+
 static void test_ring(void **state)
 {
     (void)state;
@@ -235,10 +273,9 @@ static void test_ring(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_parse_write),
-        cmocka_unit_test(test_ring),
-        cmocka_unit_test(test_machine),
-        cmocka_unit_test(test_machine_message),
+        cmocka_unit_test(test_parse_write),     cmocka_unit_test(test_ring),
+        cmocka_unit_test(test_machine),         cmocka_unit_test(test_machine_message),
+        cmocka_unit_test(test_reshard_latency),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
