@@ -16,6 +16,9 @@ typedef struct {
     float lr;
     uint64_t seed;
     const char *data, *ckdir, *trace, *transport;
+    int simulate; /* --simulate: time a step, train nothing */
+    const char *sim_costs, *sim_compare, *topology;
+    double sim_speed;
     mc_sched_kind_t kind;
     mc_strategy_t strategy;
     mc_sender_choice_t sender;
@@ -36,6 +39,9 @@ static inline int tr_options_ranks(const tr_options *o)
         n += o->dp * o->tp[r];
     return n;
 }
+
+/* --simulate: the step simulator (simulate.h) for these options; returns the exit status. */
+int tr_run_simulation(const tr_options *o);
 
 /* Trains o->stages pipeline ranks (threads of this process, or this process as one UCX
  * rank); returns the exit status. */

@@ -1,0 +1,46 @@
+/* The step simulator's costs (simulate.h): how long each compute op takes, read from a
+ * Chrome trace of a real run (meshcast-train --trace) or from a small costs file.
+ *
+ * An op's time is fixed + per_gflop x the forward GFLOP of its stage (tr_sim_gflop: the
+ * stage's layers at the run's microbatch and tensor parallelism), per op kind. From a
+ * trace, both are fitted per op kind to the mean time of every stage's ops over the steps
+ * after the first (least squares over the stages; with one distinct stage size the fixed
+ * part is 0): a trace of the simulated configuration gives back its own stages' means, and
+ * another configuration's trace is scaled by FLOPs. Reshards are not here: their times are
+ * the planner's estimates (unless `comm` overrides them).
+ *
+ * Costs file, one entry a line, '#' starts a comment, times in seconds:
+ *   F|B|I|W FIXED [PER_GFLOP]   an op kind's fixed time and its time per forward GFLOP
+ *   adamw PER_MPARAM            the optimizer step per million parameters of the rank
+ *   comm SECONDS                every reshard takes this long (instead of the estimate)
+ * A missing B is I + W; a missing I or W is half of B. */
+#ifndef TRAINER_SIM_COSTS_H
+#define TRAINER_SIM_COSTS_H
+
+#include "model.h"
+
+#include <stddef.h>
+
+enum { TR_OP_F, TR_OP_B, TR_OP_I, TR_OP_W, TR_NOPS };
+
+typedef struct {
+    double fixed[TR_NOPS], per_gflop[TR_NOPS];
+    int have[TR_NOPS];
+    double adamw_per_mparam;
+    double comm; /* > 0: every reshard's time */
+} tr_sim_costs;
+
+/* Forward GFLOP of layers [first, last) for a microbatch of B sequences, the blocks split
+ * tp ways (matrix products 2 flops a multiply-add; attention over the whole context). */
+double tr_sim_gflop(const tr_config *c, int B, int first, int last, int tp);
+/* Parameters (millions) one tensor-parallel rank holds of layers [first, last). */
+double tr_sim_mparams(const tr_config *c, int first, int last, int tp);
+
+/* A costs file or (when it starts with '{') a trace. 0, or -1 with a one-line reason. */
+int tr_sim_costs_load(const char *path, tr_sim_costs *c, char *err, size_t len);
+
+/* A trace's steps after the first: each one's span (first event's start to the last one's
+ * end, every rank's compute, waits and step events), in seconds; *steps is malloc'ed. */
+int tr_sim_trace_steps(const char *path, double **steps, int *n, char *err, size_t len);
+
+#endif
