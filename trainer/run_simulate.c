@@ -72,6 +72,25 @@ static void print_result(const tr_options *o, const tr_sim_result *r)
                r->reshard_s * 1e3, r->wait_s * 1e3, r->reduce_s * 1e3);
 }
 
+/* The per-op costs the step used (fitted from a trace, or as the file gave them). */
+static void print_costs(const tr_options *o, const tr_sim_costs *c)
+{
+    static const char ops[] = "FBIW";
+    if (o->json) {
+        printf("{\"costs\":{");
+        for (int k = 0; k < TR_NOPS; k++)
+            printf("\"%c\":{\"fixed_s\":%.6g,\"per_gflop_s\":%.6g},", ops[k], c->fixed[k],
+                   c->per_gflop[k]);
+        printf("\"adamw_per_mparam_s\":%.6g,\"comm_s\":%.6g}}\n", c->adamw_per_mparam, c->comm);
+        return;
+    }
+    printf("# costs per op (s): ");
+    for (int k = 0; k < TR_NOPS; k++)
+        printf("%c %.3g + %.3g/GFLOP, ", ops[k], c->fixed[k], c->per_gflop[k]);
+    printf("adamw %.3g/Mparam%s\n", c->adamw_per_mparam,
+           c->comm > 0 ? ", every reshard fixed" : "");
+}
+
 static void print_header(const tr_options *o)
 {
     const char *arch = o->cfg.arch == TR_ARCH_GPT ? "gpt" : "utransformer";
@@ -132,6 +151,7 @@ int tr_run_simulation(const tr_options *o)
     }
     print_header(o);
     print_result(o, &r);
+    print_costs(o, &c.costs);
     if (nsteps)
         compare(o, steps, nsteps, r.step_s);
     rc = 0;
