@@ -56,7 +56,9 @@ static const char USAGE[] =
     "  --sim-speed X             compute X times faster than the costs say (default 1)\n"
     "  --sim-compare TRACE       print measured (TRACE's steps) against simulated; costs\n"
     "                            from TRACE unless --sim-costs\n"
-    "  --topology NAME|FILE      the reshards' cluster (default cpu-testbed, a host per rank)\n";
+    "  --topology NAME|FILE      the reshards' cluster (default cpu-testbed, a host per rank)\n"
+    "  --sim-sums NAME           plan the tp and dp sums with this strategy (default\n"
+    "                            --strategy's)\n";
 
 static void die_usage(const char *fmt, ...)
 {
@@ -157,6 +159,7 @@ static void check_simulate(const tr_options *o)
                        : o->sim_compare ? "--sim-compare"
                        : o->topology    ? "--topology"
                        : o->sim_speed   ? "--sim-speed"
+                       : o->sim_sums    ? "--sim-sums"
                                         : NULL;
     if (!o->simulate) {
         if (flag)
@@ -186,35 +189,17 @@ static tr_options parse(int argc, char **argv)
                     .strategy = MC_STRATEGY_MESHCAST,
                     .sender = MC_SENDER_LB_SIZE,
                     .transport = "threads"};
-    static const struct option longs[] = {{"model", 1, 0, 'm'},
-                                          {"layers", 1, 0, 'L'},
-                                          {"dmodel", 1, 0, 'C'},
-                                          {"heads", 1, 0, 'H'},
-                                          {"seq", 1, 0, 'T'},
-                                          {"batch", 1, 0, 'B'},
-                                          {"microbatches", 1, 0, 'M'},
-                                          {"steps", 1, 0, 'S'},
-                                          {"lr", 1, 0, 'r'},
-                                          {"seed", 1, 0, 's'},
-                                          {"data", 1, 0, 'd'},
-                                          {"eval", 1, 0, 'e'},
-                                          {"checkpoint-dir", 1, 0, 'c'},
-                                          {"resume", 0, 0, 'R'},
-                                          {"json", 0, 0, 'j'},
-                                          {"stages", 1, 0, 'P'},
-                                          {"dp", 1, 0, 'D'},
-                                          {"tp", 1, 0, 'p'},
-                                          {"schedule", 1, 0, 'k'},
-                                          {"strategy", 1, 0, 'g'},
-                                          {"transport", 1, 0, 'x'},
-                                          {"trace", 1, 0, 't'},
-                                          {"help", 0, 0, 'h'},
-                                          {"simulate", 0, 0, 'u'},
-                                          {"sim-costs", 1, 0, 'U'},
-                                          {"sim-speed", 1, 0, 'v'},
-                                          {"sim-compare", 1, 0, 'V'},
-                                          {"topology", 1, 0, 'o'},
-                                          {0, 0, 0, 0}};
+    static const struct option longs[] = {
+        {"model", 1, 0, 'm'},          {"layers", 1, 0, 'L'},    {"dmodel", 1, 0, 'C'},
+        {"heads", 1, 0, 'H'},          {"seq", 1, 0, 'T'},       {"batch", 1, 0, 'B'},
+        {"microbatches", 1, 0, 'M'},   {"steps", 1, 0, 'S'},     {"lr", 1, 0, 'r'},
+        {"seed", 1, 0, 's'},           {"data", 1, 0, 'd'},      {"eval", 1, 0, 'e'},
+        {"checkpoint-dir", 1, 0, 'c'}, {"resume", 0, 0, 'R'},    {"json", 0, 0, 'j'},
+        {"stages", 1, 0, 'P'},         {"dp", 1, 0, 'D'},        {"tp", 1, 0, 'p'},
+        {"schedule", 1, 0, 'k'},       {"strategy", 1, 0, 'g'},  {"transport", 1, 0, 'x'},
+        {"trace", 1, 0, 't'},          {"help", 0, 0, 'h'},      {"simulate", 0, 0, 'u'},
+        {"sim-costs", 1, 0, 'U'},      {"sim-speed", 1, 0, 'v'}, {"sim-compare", 1, 0, 'V'},
+        {"topology", 1, 0, 'o'},       {"sim-sums", 1, 0, 'y'},  {0, 0, 0, 0}};
     opterr = 0;
     int c, ntp = 1;
     o.tp[0] = 1;
@@ -314,6 +299,13 @@ static tr_options parse(int argc, char **argv)
             break;
         case 'o':
             o.topology = optarg;
+            break;
+        case 'y':
+            if (mc_strategy_parse(optarg, &o.sums_strategy, &o.sums_sender))
+                die_usage("--sim-sums must be send_recv, broadcast or meshcast (or another "
+                          "name of meshcast plan --strategy), not '%s'",
+                          optarg);
+            o.sim_sums = 1;
             break;
         case 'v': {
             char *end;

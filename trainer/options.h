@@ -19,6 +19,9 @@ typedef struct {
     int simulate; /* --simulate: time a step, train nothing */
     const char *sim_costs, *sim_compare, *topology;
     double sim_speed;
+    int sim_sums; /* --sim-sums given: sums_strategy, sums_sender */
+    mc_strategy_t sums_strategy;
+    mc_sender_choice_t sums_sender;
     mc_sched_kind_t kind;
     mc_strategy_t strategy;
     mc_sender_choice_t sender;

@@ -62,9 +62,10 @@ static void print_result(const tr_options *o, const tr_sim_result *r)
     const double hidden = r->reshard_s > 0 ? r->hidden_s / r->reshard_s : 1.0;
     if (o->json)
         printf("{\"simulated\":true,\"ms\":%.3f,\"tokens_per_s\":%.1f,\"comm_hidden\":%.4f,"
-               "\"compute_ms\":%.3f,\"reshard_ms\":%.3f,\"wait_ms\":%.3f,\"reduce_ms\":%.3f}\n",
+               "\"compute_ms\":%.3f,\"reshard_ms\":%.3f,\"wait_ms\":%.3f,\"reduce_ms\":%.3f,"
+               "\"tp_sum_ms\":%.3f}\n",
                r->step_s * 1e3, r->tokens_per_s, hidden, r->compute_s * 1e3, r->reshard_s * 1e3,
-               r->wait_s * 1e3, r->reduce_s * 1e3);
+               r->wait_s * 1e3, r->reduce_s * 1e3, r->tp_sum_s * 1e3);
     else
         printf("simulated step  ms %.2f  tokens/s %.0f  comm hidden %.0f%%  compute ms %.2f  "
                "reshard ms %.2f  wait ms %.2f  reduce ms %.2f\n",
@@ -130,6 +131,8 @@ int tr_run_simulation(const tr_options *o)
                        .kind = o->kind,
                        .strategy = o->strategy,
                        .sender = o->sender,
+                       .sums_strategy = o->sim_sums ? (int)o->sums_strategy : -1,
+                       .sums_sender = o->sums_sender,
                        .topology = o->topology,
                        .speed = o->sim_speed};
     double *steps = NULL;

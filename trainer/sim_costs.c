@@ -245,7 +245,8 @@ static int read_trace(const char *path, trace_event **ev, int *n, trace_shape *s
     return 0;
 }
 
-/* Least squares of y = a + b x over the stages (x: GFLOP); a >= 0, b >= 0. */
+/* Least squares of y = a + b x over the stages (x: GFLOP) when a >= 0 and b >= 0; else
+ * y = b x (one rate). */
 static void fit(const double *x, const double *y, int n, double *a, double *b)
 {
     double sx = 0, sy = 0, sxx = 0, sxy = 0;
@@ -263,10 +264,7 @@ static void fit(const double *x, const double *y, int n, double *a, double *b)
         if (aa >= 0 && bb >= 0) {
             *a = aa;
             *b = bb;
-        } else if (bb < 0) {
-            *a = sy / n;
-            *b = 0.0;
-        }
+        } /* else through the origin: a FLOP rate alone still scales to other sizes */
     }
 }
 

@@ -59,9 +59,10 @@ static mc_status_t make_layout(int mdim, const int64_t *mshape, const int64_t *i
 }
 
 /* The planner's estimate of moving a [rows, cols] f32 from one layout to another. */
-static int estimate(const tr_sim *s, const mc_topology_t *topo, int sdim, const int64_t *sshape,
-                    const int64_t *sids, const char *sspec, int ddim, const int64_t *dshape,
-                    const int64_t *dids, const char *dspec, int64_t rows, int64_t cols, double *out)
+static int estimate(const tr_sim *s, int sums, const mc_topology_t *topo, int sdim,
+                    const int64_t *sshape, const int64_t *sids, const char *sspec, int ddim,
+                    const int64_t *dshape, const int64_t *dids, const char *dspec, int64_t rows,
+                    int64_t cols, double *out)
 {
     mc_layout_t *a = NULL, *b = NULL;
     mc_plan_t *plan = NULL;
@@ -69,6 +70,10 @@ static int estimate(const tr_sim *s, const mc_topology_t *topo, int sdim, const 
     mc_plan_params_t pp = {.field_mask = MC_PLAN_PARAM_STRATEGY | MC_PLAN_PARAM_SENDER,
                            .strategy = s->cfg.strategy,
                            .sender = s->cfg.sender};
+    if (sums && s->cfg.sums_strategy >= 0) {
+        pp.strategy = (mc_strategy_t)s->cfg.sums_strategy;
+        pp.sender = s->cfg.sums_sender;
+    }
     mc_status_t rc = make_layout(sdim, sshape, sids, sspec, rows, cols, &a);
     rc = rc ? rc : make_layout(ddim, dshape, dids, dspec, rows, cols, &b);
     rc = rc ? rc : mc_plan_create(a, b, topo, &pp, &plan);
@@ -118,7 +123,7 @@ static int plan_all(tr_sim *s, char *err, size_t len)
         const int64_t a[2] = {s->D, s->tp[x->src]}, b[2] = {s->D, s->tp[x->dst]};
         rank_devices(s, x->src, per_rank, ids);
         rank_devices(s, x->dst, per_rank, ids2);
-        if (estimate(s, topo, 2, a, ids, "S0R", 2, b, ids2, "S0R", rows, C, t)) {
+        if (estimate(s, 0, topo, 2, a, ids, "S0R", 2, b, ids2, "S0R", rows, C, t)) {
             fail(err, len, "plan %d->%d: %s", x->src, x->dst, mc_last_error());
             goto out;
         }
@@ -132,13 +137,14 @@ static int plan_all(tr_sim *s, char *err, size_t len)
                 s->mparams[r] +=
                     tr_sim_mparams(&s->cfg.model, s->stages[st].first, s->stages[st].last, T);
         const int64_t packed = (int64_t)(s->mparams[r] * 1e6 + 0.5);
-        if (T > 1 && estimate(s, topo, 1, tmesh, ids, "RRP0", 1, tmesh, ids, "RR",
+        if (T > 1 && estimate(s, 1, topo, 1, tmesh, ids, "RRP0", 1, tmesh, ids, "RR",
                               (int64_t)s->cfg.micro_batch * s->cfg.model.seq, C, &s->tp_s[r])) {
             fail(err, len, "tensor-parallel sum of rank %d: %s", r, mc_last_error());
             goto out;
         }
         if (s->D > 1 && packed > 0 &&
-            estimate(s, topo, 2, mesh, ids, "S1RP0", 2, mesh, ids, "S1R", T, packed, &s->dp_s[r])) {
+            estimate(s, 1, topo, 2, mesh, ids, "S1RP0", 2, mesh, ids, "S1R", T, packed,
+                     &s->dp_s[r])) {
             fail(err, len, "data-parallel sum of rank %d: %s", r, mc_last_error());
             goto out;
         }
@@ -245,7 +251,7 @@ static void record(tr_sim *s, int kind, int rank, int index, double t0, double t
 }
 
 /* A compute op's time on pipeline rank r: its kind's cost for the stage, and its tp sums. */
-static double op_time(const tr_sim *s, int r, const mc_sched_action_t *a)
+static double op_time(const tr_sim *s, int r, const mc_sched_action_t *a, double *tp_part)
 {
     const stage_t *st = &s->stages[a->stage];
     const tr_sim_costs *c = &s->cfg.costs;
@@ -258,8 +264,8 @@ static double op_time(const tr_sim *s, int r, const mc_sched_action_t *a)
     for (int l = st->first; l < st->last; l++)
         blocks += l >= 1 && l <= s->cfg.model.blocks;
     const double g = tr_sim_gflop(&s->cfg.model, s->cfg.micro_batch, st->first, st->last, s->tp[r]);
-    return (c->fixed[k] + c->per_gflop[k] * g) / speed +
-           (k == TR_OP_W ? 0 : 2 * blocks) * s->tp_s[r];
+    *tp_part = (k == TR_OP_W ? 0 : 2 * blocks) * s->tp_s[r];
+    return (c->fixed[k] + c->per_gflop[k] * g) / speed + *tp_part;
 }
 
 /* Per rank: where it is in its program and its clock; per transfer: both sides' starts and
@@ -299,11 +305,15 @@ static void step_rank(tr_sim *s, sim_state *q, int r, double t, tr_sim_result *r
     const double ranks = (double)s->D * s->tp[r], speed = s->cfg.speed > 0 ? s->cfg.speed : 1.0;
     double d = 0.0;
     switch (in->kind) {
-    case IN_COMPUTE:
-        d = op_time(s, r, &s->acts[r][in->index]);
+    case IN_COMPUTE: {
+        double tp;
+        d = op_time(s, r, &s->acts[r][in->index], &tp);
         record(s, SE_COMPUTE, r, in->index, t, t + d);
         res->compute_s += d * ranks;
+        res->reduce_s += tp * ranks;
+        res->tp_sum_s += tp * ranks;
         break;
+    }
     case IN_START:
         start_side(s, q, in->index, s->g.x[in->index].dst == r, t);
         break;

@@ -29,8 +29,10 @@ typedef struct {
     int dp;           /* replicas (0 counts as 1) */
     const int *tp;    /* per pipeline rank (NULL: 1) */
     mc_sched_kind_t kind;
-    mc_strategy_t strategy;
+    mc_strategy_t strategy; /* the boundary reshards' and, by default, the sums' */
     mc_sender_choice_t sender;
+    int sums_strategy; /* >= 0: an mc_strategy_t for the tp and dp sums instead */
+    mc_sender_choice_t sums_sender;
     const char *topology; /* NULL: cpu-testbed with one host per rank, as the executor; else a
                            * profile or file, one rank per device, hosts filled in order */
     tr_sim_costs costs;
@@ -41,7 +43,8 @@ typedef struct {
     double step_s;                         /* the slowest rank's step */
     double tokens_per_s;                   /* batch tokens / step_s */
     double compute_s, reshard_s, hidden_s; /* as tr_pipe_stats: summed over all ranks */
-    double wait_s, reduce_s;
+    double wait_s, reduce_s; /* reduce_s: dp and tp sums (these also inside compute_s) */
+    double tp_sum_s;         /* the tp sums alone */
 } tr_sim_result;
 
 typedef struct tr_sim tr_sim;

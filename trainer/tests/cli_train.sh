@@ -73,6 +73,8 @@ printf 'F 0.001\nB 0.002\ncomm 0.0005\n' >"$tmp/costs.txt"
 bad "--sim-costs needs --simulate" --stages 2 --sim-costs "$tmp/costs.txt"
 bad "--topology needs --simulate" --stages 2 --topology p3.8xlarge
 bad "--sim-speed needs --simulate" --stages 2 --sim-speed 2
+bad "--sim-sums needs --simulate" --stages 2 --sim-sums meshcast
+bad "--sim-sums must be send_recv" --stages 2 --simulate --sim-costs "$tmp/costs.txt" --sim-sums x
 bad "--simulate needs --sim-costs FILE or --sim-compare" --stages 2 --simulate
 bad "--sim-speed must be a number" --stages 2 --simulate --sim-costs "$tmp/costs.txt" --sim-speed 0
 bad "--sim-speed must be a number" --stages 2 --simulate --sim-costs "$tmp/costs.txt" --sim-speed x

@@ -43,6 +43,7 @@ static double sim_step(tr_arch arch, int blocks, mc_sched_kind_t kind, int ranks
                          .kind = kind,
                          .strategy = MC_STRATEGY_MESHCAST,
                          .sender = MC_SENDER_LB_SIZE,
+                         .sums_strategy = -1,
                          .costs = costs};
     tr_sim *s = NULL;
     tr_sim_result r;
@@ -241,6 +242,7 @@ static void same_order(tr_arch arch, mc_sched_kind_t kind)
                          .kind = kind,
                          .strategy = MC_STRATEGY_MESHCAST,
                          .sender = MC_SENDER_LB_SIZE,
+                         .sums_strategy = -1,
                          .costs = unit_costs(1, 2, 0)};
     tr_sim *s = NULL;
     tr_sim_result res;
