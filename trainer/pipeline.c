@@ -674,7 +674,9 @@ int tr_pipe_step(tr_pipe *p, const int *tokens, const int *targets, tr_pipe_stat
     }
     reduce_s += tr_tp_take_seconds(p->tpg);
 
-    rank_stats mine = {.seconds = now() - t_begin,
+    double t_end = now();
+    tr_pipe_record(p, EV_STEP, 0, t_begin, t_end);
+    rank_stats mine = {.seconds = t_end - t_begin,
                        .compute = p->compute_s,
                        .wait = p->wait_s,
                        .reduce = reduce_s},

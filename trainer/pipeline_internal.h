@@ -14,7 +14,7 @@
 #define MAX_INFLIGHT 255
 
 enum { XS_IDLE, XS_RUNNING, XS_DONE };
-enum { EV_COMPUTE, EV_WAIT, EV_RESHARD, EV_DP_SUM, EV_OPTIM };
+enum { EV_COMPUTE, EV_WAIT, EV_RESHARD, EV_DP_SUM, EV_OPTIM, EV_STEP };
 typedef struct {
     double t0, t1;
     int32_t kind, rank, step, index; /* index: action (compute) or transfer; else 0 */

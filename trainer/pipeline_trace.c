@@ -30,8 +30,11 @@ static void write_event(const tr_pipe *p, FILE *f, const event_t *e, double t0, 
         size_t n;
         tr_pipe_actions(p, tr_pipe_rank_of(p, e->rank), &list, &n);
         tr_program_compute_name(&list[e->index], name, sizeof(name));
-    } else if (e->kind == EV_DP_SUM || e->kind == EV_OPTIM) {
-        snprintf(name, sizeof(name), "%s", e->kind == EV_DP_SUM ? "dp sum" : "adamw");
+    } else if (e->kind == EV_DP_SUM || e->kind == EV_OPTIM || e->kind == EV_STEP) {
+        snprintf(name, sizeof(name), "%s",
+                 e->kind == EV_DP_SUM  ? "dp sum"
+                 : e->kind == EV_OPTIM ? "adamw"
+                                       : "step");
     } else {
         tr_program_xfer_name(&p->x[e->index], name, sizeof(name));
     }

@@ -82,13 +82,14 @@ static void print_costs(const tr_options *o, const tr_sim_costs *c)
         for (int k = 0; k < TR_NOPS; k++)
             printf("\"%c\":{\"fixed_s\":%.6g,\"per_gflop_s\":%.6g},", ops[k], c->fixed[k],
                    c->per_gflop[k]);
-        printf("\"adamw_per_mparam_s\":%.6g,\"comm_s\":%.6g}}\n", c->adamw_per_mparam, c->comm);
+        printf("\"adamw_per_mparam_s\":%.6g,\"comm_s\":%.6g,\"gap_s\":%.6g,\"step_s\":%.6g}}\n",
+               c->adamw_per_mparam, c->comm, c->gap, c->step);
         return;
     }
     printf("# costs per op (s): ");
     for (int k = 0; k < TR_NOPS; k++)
         printf("%c %.3g + %.3g/GFLOP, ", ops[k], c->fixed[k], c->per_gflop[k]);
-    printf("adamw %.3g/Mparam%s\n", c->adamw_per_mparam,
+    printf("adamw %.3g/Mparam, gap %.3g, step %.3g%s\n", c->adamw_per_mparam, c->gap, c->step,
            c->comm > 0 ? ", every reshard fixed" : "");
 }
 

@@ -99,7 +99,7 @@ static int load_file(FILE *f, const char *path, tr_sim_costs *c, char *err, size
         if (n < 2 || a < 0.0 || b < 0.0 || (k < 0 && n > 2))
             return fail(err, len,
                         "--sim-costs %s line %d: expected 'F|B|I|W FIXED [PER_GFLOP]', "
-                        "'adamw PER_MPARAM' or 'comm SECONDS' (seconds, not negative)",
+                        "'adamw PER_MPARAM', 'comm', 'gap' or 'step SECONDS' (not negative)",
                         path, no);
         if (k >= 0) {
             c->fixed[k] = a;
@@ -109,6 +109,10 @@ static int load_file(FILE *f, const char *path, tr_sim_costs *c, char *err, size
             c->adamw_per_mparam = a;
         } else if (!strcmp(key, "comm")) {
             c->comm = a;
+        } else if (!strcmp(key, "gap")) {
+            c->gap = a;
+        } else if (!strcmp(key, "step")) {
+            c->step = a;
         } else {
             return fail(err, len, "--sim-costs %s line %d: unknown entry '%s'", path, no, key);
         }
@@ -268,6 +272,56 @@ static void fit(const double *x, const double *y, int n, double *a, double *b)
     }
 }
 
+/* The executor's time outside its ops, from the trace's steps after the first: per compute
+ * op, the gaps between a rank's events (polling requests, starting reshards, being scheduled);
+ * per step, what its "step" event holds beyond the rank's first to last op (zeroing the
+ * gradients, the ranks' skew). */
+static void overheads(const trace_event *ev, int n, int from, int maxstep, tr_sim_costs *c)
+{
+    int maxpid = 0;
+    for (int i = 0; i < n; i++)
+        maxpid = ev[i].pid > maxpid ? ev[i].pid : maxpid;
+    const size_t cells = (size_t)(maxpid + 1) * (maxstep + 1);
+    double *t0 = malloc(cells * sizeof(double)), *t1 = calloc(cells, sizeof(double)),
+           *busy = calloc(cells, sizeof(double)), *step = calloc(cells, sizeof(double)), gaps = 0.0,
+           extra = 0.0;
+    int nops = 0, nsteps = 0;
+    if (t0 && t1 && busy && step) {
+        for (size_t k = 0; k < cells; k++)
+            t0[k] = -1.0;
+        for (int i = 0; i < n; i++) {
+            const trace_event *e = &ev[i];
+            const size_t k = (size_t)e->pid * (maxstep + 1) + e->step;
+            if (e->step < from)
+                continue;
+            if (!strcmp(e->name, "step")) {
+                step[k] = e->dur;
+                continue;
+            }
+            if (t0[k] < 0 || e->ts < t0[k])
+                t0[k] = e->ts;
+            t1[k] = e->ts + e->dur > t1[k] ? e->ts + e->dur : t1[k];
+            busy[k] += e->dur;
+            nops += !strcmp(e->cat, "compute");
+        }
+        for (size_t k = 0; k < cells; k++) {
+            if (t0[k] < 0)
+                continue;
+            gaps += t1[k] - t0[k] - busy[k];
+            if (step[k] > 0) {
+                extra += step[k] - (t1[k] - t0[k]);
+                nsteps++;
+            }
+        }
+        c->gap = nops ? gaps * 1e-6 / nops : 0.0;
+        c->step = nsteps && extra > 0 ? extra * 1e-6 / nsteps : 0.0;
+    }
+    free(t0);
+    free(t1);
+    free(busy);
+    free(step);
+}
+
 static int load_trace(const char *path, tr_sim_costs *c, char *err, size_t len)
 {
     trace_event *ev;
@@ -326,6 +380,7 @@ static int load_trace(const char *path, tr_sim_costs *c, char *err, size_t len)
         }
     }
     c->adamw_per_mparam = mparams > 0 ? adamw / mparams : 0.0;
+    overheads(ev, n, from, maxstep, c);
     free(ev);
     free(sum);
     free(x);
@@ -376,12 +431,23 @@ int tr_sim_trace_steps(const char *path, double **steps, int *nsteps, char *err,
     }
     for (int s = 0; s <= maxstep; s++)
         t0[s] = t1[s] = -1.0;
+    int have_steps = 0;
+    for (int i = 0; i < n; i++)
+        have_steps |= !strcmp(ev[i].name, "step");
     for (int i = 0; i < n; i++) {
         const trace_event *e = &ev[i];
-        if (t0[e->step] < 0 || e->ts < t0[e->step])
-            t0[e->step] = e->ts;
-        if (e->ts + e->dur > t1[e->step])
-            t1[e->step] = e->ts + e->dur;
+        double *a = &t0[e->step], *b = &t1[e->step];
+        if (have_steps) { /* the slowest rank's step, as meshcast-train's ms */
+            if (!strcmp(e->name, "step") && (*a < 0 || e->dur > *b - *a)) {
+                *a = e->ts;
+                *b = e->ts + e->dur;
+            }
+            continue;
+        }
+        if (*a < 0 || e->ts < *a)
+            *a = e->ts;
+        if (e->ts + e->dur > *b)
+            *b = e->ts + e->dur;
     }
     *nsteps = 0;
     for (int s = from; s <= maxstep; s++)

@@ -13,6 +13,8 @@
  *   F|B|I|W FIXED [PER_GFLOP]   an op kind's fixed time and its time per forward GFLOP
  *   adamw PER_MPARAM            the optimizer step per million parameters of the rank
  *   comm SECONDS                every reshard takes this long (instead of the estimate)
+ *   gap SECONDS                 after every compute op (polling, starting reshards)
+ *   step SECONDS                once per step (zeroing gradients, the ranks' skew)
  * A missing B is I + W; a missing I or W is half of B. */
 #ifndef TRAINER_SIM_COSTS_H
 #define TRAINER_SIM_COSTS_H
@@ -28,6 +30,8 @@ typedef struct {
     int have[TR_NOPS];
     double adamw_per_mparam;
     double comm; /* > 0: every reshard's time */
+    double gap;  /* after every compute op: the executor's polling and starts */
+    double step; /* once per step: what a step holds beyond its ops (zeroing, skew) */
 } tr_sim_costs;
 
 /* Forward GFLOP of layers [first, last) for a microbatch of B sequences, the blocks split
@@ -39,8 +43,9 @@ double tr_sim_mparams(const tr_config *c, int first, int last, int tp);
 /* A costs file or (when it starts with '{') a trace. 0, or -1 with a one-line reason. */
 int tr_sim_costs_load(const char *path, tr_sim_costs *c, char *err, size_t len);
 
-/* A trace's steps after the first: each one's span (first event's start to the last one's
- * end, every rank's compute, waits and step events), in seconds; *steps is malloc'ed. */
+/* A trace's steps after the first, in seconds: the slowest rank's "step" event (what
+ * meshcast-train prints as ms), or in a trace without them the span of the step's events;
+ * *steps is malloc'ed. */
 int tr_sim_trace_steps(const char *path, double **steps, int *n, char *err, size_t len);
 
 #endif

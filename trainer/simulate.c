@@ -312,6 +312,7 @@ static void step_rank(tr_sim *s, sim_state *q, int r, double t, tr_sim_result *r
         res->compute_s += d * ranks;
         res->reduce_s += tp * ranks;
         res->tp_sum_s += tp * ranks;
+        d += s->cfg.costs.gap / speed; /* what the executor does between ops */
         break;
     }
     case IN_START:
@@ -385,8 +386,9 @@ int tr_sim_run(tr_sim *s, tr_sim_result *res, char *err, size_t len)
         }
         step_rank(s, &q, best, bt, res);
     }
+    const double speed = s->cfg.speed > 0 ? s->cfg.speed : 1.0;
     for (int r = 0; r < n; r++)
-        res->step_s = max2(res->step_s, q.clock[r]);
+        res->step_s = max2(res->step_s, q.clock[r] + s->cfg.costs.step / speed);
     for (int i = 0; i < nx; i++) {
         const double c = q.end[i] - q.start[2 * i];
         res->reshard_s += c;

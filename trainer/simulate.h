@@ -36,7 +36,7 @@ typedef struct {
     const char *topology; /* NULL: cpu-testbed with one host per rank, as the executor; else a
                            * profile or file, one rank per device, hosts filled in order */
     tr_sim_costs costs;
-    double speed; /* compute this many times faster than the costs say (0 counts as 1) */
+    double speed; /* every cost but the reshards this many times smaller (0 counts as 1) */
 } tr_sim_config;
 
 typedef struct {
