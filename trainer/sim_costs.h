@@ -3,11 +3,11 @@
  *
  * An op's time is fixed + per_gflop x the forward GFLOP of its stage (tr_sim_gflop: the
  * stage's layers at the run's microbatch and tensor parallelism), per op kind. From a
- * trace, both are fitted per op kind to the mean time of every stage's ops over the steps
- * after the first (least squares over the stages; with one distinct stage size the fixed
- * part is 0): a trace of the simulated configuration gives back its own stages' means, and
- * another configuration's trace is scaled by FLOPs. Reshards are not here: their times are
- * the planner's estimates (unless `comm` overrides them).
+ * trace, per_gflop is each op kind's mean time over the steps after the first, summed over
+ * the stages, over their GFLOP (fixed 0): another configuration's costs are this trace's,
+ * scaled by FLOPs. The executor's overheads come from the trace too: the gaps between a
+ * rank's events per compute op, and what a "step" span holds beyond the rank's ops. Reshards
+ * are not here: their times are the planner's estimates (unless `comm` overrides them).
  *
  * Costs file, one entry a line, '#' starts a comment, times in seconds:
  *   F|B|I|W FIXED [PER_GFLOP]   an op kind's fixed time and its time per forward GFLOP
