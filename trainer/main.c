@@ -48,6 +48,8 @@ static const char USAGE[] =
     "data and tensor parallelism (a pipeline rank is a mesh of dp x tp ranks):\n"
     "  --dp D                    replicas of every pipeline rank (default 1); each runs\n"
     "                            M/D of the microbatches, gradients are summed by a reshard\n"
+    "  --dp-buckets N            the sum in N buckets of each stage's layers, each started as\n"
+    "                            its layers' backward ends (default 2; 1: one sum after it)\n"
     "  --tp T|T1,T2,...          tensor-parallel ranks (Megatron split of every block), one\n"
     "                            degree for all pipeline ranks or one each; divides --heads\n"
     "step simulator (trains nothing; docs/trainer.md):\n"
@@ -185,21 +187,42 @@ static tr_options parse(int argc, char **argv)
                     .data = DEFAULT_DATA,
                     .stages = 1,
                     .dp = 1,
+                    .dp_buckets = 2,
                     .kind = MC_SCHED_1F1B,
                     .strategy = MC_STRATEGY_MESHCAST,
                     .sender = MC_SENDER_LB_SIZE,
                     .transport = "threads"};
-    static const struct option longs[] = {
-        {"model", 1, 0, 'm'},          {"layers", 1, 0, 'L'},    {"dmodel", 1, 0, 'C'},
-        {"heads", 1, 0, 'H'},          {"seq", 1, 0, 'T'},       {"batch", 1, 0, 'B'},
-        {"microbatches", 1, 0, 'M'},   {"steps", 1, 0, 'S'},     {"lr", 1, 0, 'r'},
-        {"seed", 1, 0, 's'},           {"data", 1, 0, 'd'},      {"eval", 1, 0, 'e'},
-        {"checkpoint-dir", 1, 0, 'c'}, {"resume", 0, 0, 'R'},    {"json", 0, 0, 'j'},
-        {"stages", 1, 0, 'P'},         {"dp", 1, 0, 'D'},        {"tp", 1, 0, 'p'},
-        {"schedule", 1, 0, 'k'},       {"strategy", 1, 0, 'g'},  {"transport", 1, 0, 'x'},
-        {"trace", 1, 0, 't'},          {"help", 0, 0, 'h'},      {"simulate", 0, 0, 'u'},
-        {"sim-costs", 1, 0, 'U'},      {"sim-speed", 1, 0, 'v'}, {"sim-compare", 1, 0, 'V'},
-        {"topology", 1, 0, 'o'},       {"sim-sums", 1, 0, 'y'},  {0, 0, 0, 0}};
+    static const struct option longs[] = {{"model", 1, 0, 'm'},
+                                          {"layers", 1, 0, 'L'},
+                                          {"dmodel", 1, 0, 'C'},
+                                          {"heads", 1, 0, 'H'},
+                                          {"seq", 1, 0, 'T'},
+                                          {"batch", 1, 0, 'B'},
+                                          {"microbatches", 1, 0, 'M'},
+                                          {"steps", 1, 0, 'S'},
+                                          {"lr", 1, 0, 'r'},
+                                          {"seed", 1, 0, 's'},
+                                          {"data", 1, 0, 'd'},
+                                          {"eval", 1, 0, 'e'},
+                                          {"checkpoint-dir", 1, 0, 'c'},
+                                          {"resume", 0, 0, 'R'},
+                                          {"json", 0, 0, 'j'},
+                                          {"stages", 1, 0, 'P'},
+                                          {"dp", 1, 0, 'D'},
+                                          {"tp", 1, 0, 'p'},
+                                          {"schedule", 1, 0, 'k'},
+                                          {"strategy", 1, 0, 'g'},
+                                          {"transport", 1, 0, 'x'},
+                                          {"trace", 1, 0, 't'},
+                                          {"help", 0, 0, 'h'},
+                                          {"simulate", 0, 0, 'u'},
+                                          {"sim-costs", 1, 0, 'U'},
+                                          {"sim-speed", 1, 0, 'v'},
+                                          {"sim-compare", 1, 0, 'V'},
+                                          {"topology", 1, 0, 'o'},
+                                          {"sim-sums", 1, 0, 'y'},
+                                          {"dp-buckets", 1, 0, 'b'},
+                                          {0, 0, 0, 0}};
     opterr = 0;
     int c, ntp = 1;
     o.tp[0] = 1;
@@ -264,6 +287,9 @@ static tr_options parse(int argc, char **argv)
             break;
         case 'D':
             o.dp = (int)parse_int("--dp", optarg, 1, 64);
+            break;
+        case 'b':
+            o.dp_buckets = (int)parse_int("--dp-buckets", optarg, 1, 64);
             break;
         case 'p':
             ntp = parse_tp(optarg, o.tp);

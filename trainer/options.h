@@ -11,7 +11,7 @@
 
 typedef struct {
     tr_config cfg;
-    int batch, micro, steps, eval, json, resume, stages, dp;
+    int batch, micro, steps, eval, json, resume, stages, dp, dp_buckets;
     int tp[TR_MAX_STAGES]; /* per pipeline rank: tensor-parallel ranks */
     float lr;
     uint64_t seed;

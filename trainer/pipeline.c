@@ -2,6 +2,7 @@
  * the dry run that orders the reshards, this rank's program, the step, and gathering the
  * model. */
 #include "pipeline_internal.h"
+#include "sim_costs.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -43,6 +44,11 @@ static int make_program(tr_pipe *p, char *err, size_t len)
     }
     for (int r = 0; r < p->nranks; r++)
         tr_pipe_actions(p, r, &acts[r], &nacts[r]);
+    /* the buckets' weights: each layer's parameters on its rank (as the simulator counts) */
+    double *weight = malloc((size_t)p->whole->nlayers * sizeof(double));
+    for (int l = 0; weight && l < p->whole->nlayers; l++)
+        weight[l] =
+            tr_sim_mparams(&p->whole->cfg, l, l + 1, p->tp[p->stages[stage_of_layer(p, l)].rank]);
     tr_program_spec spec = {.nranks = p->nranks,
                             .nstages = p->nstages,
                             .M = p->M,
@@ -51,8 +57,14 @@ static int make_program(tr_pipe *p, char *err, size_t len)
                             .skip_from = p->m->skip_from,
                             .skip_to = p->m->skip_to,
                             .acts = acts,
-                            .nacts = nacts};
-    int rc = tr_program_build(&spec, &p->g, err, len);
+                            .nacts = nacts,
+                            .replicas = p->D,
+                            .dp_buckets = p->cfg.dp_buckets > 0 ? p->cfg.dp_buckets : 2,
+                            .layer_weight = weight};
+    int rc = weight ? tr_program_build(&spec, &p->g, err, len) : -1;
+    if (!weight)
+        snprintf(err, len, "out of memory");
+    free(weight);
     free(acts);
     free(nacts);
     if (rc)
@@ -120,7 +132,8 @@ static int make_plans(tr_pipe *p, char *err, size_t len)
         }
     mesh_devices(p, p->rank, ids);
     const int T = p->tp[p->rank];
-    int rc = tr_dp_create(p->topo, ids, p->D, T, me, &p->m->params, p->owned, p->cfg.strategy,
+    int rc = tr_dp_create(p->topo, ids, p->D, T, me, &p->m->params, p->bucket_of,
+                          p->g.nbuckets[p->rank] ? p->g.nbuckets[p->rank] : 1, p->cfg.strategy,
                           p->cfg.sender, &p->dp, err, len);
     if (!rc && T > 1) /* this replica's tp ranks: one row of the mesh */
         rc = tr_tp_create(p->comm, p->topo, ids + p->dpi * T, T, p->tpi,
@@ -144,7 +157,8 @@ static int make_plans(tr_pipe *p, char *err, size_t len)
     return 0;
 }
 
-static void mark_layer_params(tr_pipe *p, const tr_layer *ly, int rank)
+/* Sets out[i] = value for every parameter i of a layer. */
+static void layer_params(const tr_pipe *p, const tr_layer *ly, int value, int *out)
 {
     const tr_block *b = &ly->blk;
     const tr_param *list[] = {ly->wte, ly->wpe, ly->joinw, ly->joinb,  ly->lnfw,  ly->lnfb, ly->lmw,
@@ -152,7 +166,34 @@ static void mark_layer_params(tr_pipe *p, const tr_layer *ly, int rank)
                               b->ln2b, b->fcw,  b->fcb,    b->fcprojw, b->fcprojb};
     for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++)
         if (list[i])
-            p->owner[list[i] - p->m->params.p] = rank;
+            out[list[i] - p->m->params.p] = value;
+}
+
+/* Which bucket sums each of this rank's parameters: the one holding its layer (every
+ * parameter in bucket 0 when one sum after the backward does them all). */
+static int assign_buckets(tr_pipe *p)
+{
+    const tr_params *ps = &p->m->params;
+    if (!(p->bucket_of = malloc(((size_t)ps->count + 1) * sizeof(int))) ||
+        !(p->dp_start = calloc((size_t)p->g.nbuckets[p->rank] + 1, sizeof(double))) ||
+        !(p->layer_of = calloc((size_t)ps->count + 1, sizeof(int))))
+        return -1;
+    for (int l = 0; l < p->m->nlayers; l++)
+        layer_params(p, &p->m->layers[l], l, p->layer_of);
+    for (int i = 0; i < ps->count; i++) {
+        p->bucket_of[i] = p->owned[i] ? 0 : -1;
+        for (int b = 0; p->owned[i] && b < p->g.nbuckets[p->rank]; b++) {
+            const tr_bucket *k = &p->g.buckets[p->rank][b];
+            if (p->layer_of[i] >= k->first && p->layer_of[i] < k->last)
+                p->bucket_of[i] = b;
+        }
+    }
+    return 0;
+}
+
+static void mark_layer_params(tr_pipe *p, const tr_layer *ly, int rank)
+{
+    layer_params(p, ly, rank, p->owner);
 }
 
 /* Boundary tensors of this rank's stages; a neighbour on the same rank shares them. */
@@ -357,6 +398,9 @@ int tr_pipe_create(const tr_model *m, const tr_adamw *o, mc_comm_t *comm, const 
     if (!p->req || !p->state || !p->t_start || !p->t_done || !p->times || !p->loss || !p->losses ||
         alloc_buffers(p))
         return fail(err, len, "out of memory");
+    if (assign_buckets(p) ||
+        !(p->part = tr_alloc((size_t)p->cfg.micro_batch * p->m->cfg.seq * p->m->cfg.dmodel)))
+        return fail(err, len, "out of memory");
     return make_plans(p, err, len);
 }
 
@@ -405,6 +449,10 @@ void tr_pipe_free(tr_pipe *p)
     mc_schedule_destroy(p->sched);
     free(p->stages);
     tr_program_free(&p->g);
+    free(p->bucket_of);
+    free(p->layer_of);
+    free(p->dp_start);
+    free(p->part);
     free(p->mine);
     free(p->owned);
     free(p->loss);
@@ -550,10 +598,29 @@ static int start_request(tr_pipe *p, int i, char *err, size_t len)
     return 0;
 }
 
-static void compute(tr_pipe *p, const mc_sched_action_t *a, const int *tokens, const int *targets)
+/* Runs a part [first, last) of stage s's backward op: from the top, the parts in between
+ * pass the gradient through p->part (the same operations as the whole op, so the same bits). */
+static void backward_part(tr_pipe *p, const mc_sched_action_t *a, int first, int last)
 {
     const stage_t *st = &p->stages[a->stage];
     const int s = a->stage, mb = a->microbatch, M = p->M;
+    const float *dout = last == st->last ? p->dout[s * M + mb] : p->part;
+    float *din = first == st->first ? p->din[s * M + mb] : p->part;
+    if (a->op == MC_SCHED_W)
+        tr_stage_backward_weight(p->m, p->a[mb], first, last);
+    else
+        tr_stage_backward(p->m, p->a[mb], first, last, 1.0f / (float)(M * p->D), dout, din);
+}
+
+static void compute(tr_pipe *p, const mc_sched_action_t *a, const instr_t *in, const int *tokens,
+                    const int *targets)
+{
+    const stage_t *st = &p->stages[a->stage];
+    const int s = a->stage, mb = a->microbatch, M = p->M;
+    if (in->first < in->last) {
+        backward_part(p, a, in->first, in->last);
+        return;
+    }
     /* replica d runs the batch's microbatches d*M .. d*M + M-1 */
     const size_t off = (size_t)(p->dpi * M + mb) * p->cfg.micro_batch * p->m->cfg.seq;
     tr_acts *acts = p->a[mb];
@@ -651,21 +718,33 @@ int tr_pipe_step(tr_pipe *p, const int *tokens, const int *targets, tr_pipe_stat
         } else if (in->kind == IN_DP_SUM) {
             rc = tr_dp_reduce(p->dp, p->comm, &p->m->params, &reduce_s, err, len);
             if (!rc && p->D > 1)
-                tr_pipe_record(p, EV_DP_SUM, 0, t0, now());
+                tr_pipe_record(p, EV_DP_SUM, -1, t0, now());
+        } else if (in->kind == IN_DP_START) {
+            rc = tr_dp_start(p->dp, p->comm, &p->m->params, in->index, err, len);
+            p->dp_start[in->index] = t0;
+        } else if (in->kind == IN_DP_WAIT) {
+            double blocked;
+            rc = tr_dp_wait(p->dp, &p->m->params, in->index, &blocked, err, len);
+            reduce_s += blocked;
+            if (!rc && p->D > 1) {
+                tr_pipe_record(p, EV_DP_WAIT, in->index, t0, now());
+                tr_pipe_record(p, EV_DP_SUM, in->index, p->dp_start[in->index], now());
+            }
         } else if (in->kind == IN_OPTIM) {
             tr_adamw_update_some(&p->opt, &p->m->params, p->owned);
             tr_pipe_record(p, EV_OPTIM, 0, t0, now());
         } else {
             const mc_sched_action_t *a = &p->acts[in->index];
-            compute(p, a, tokens, targets);
+            compute(p, a, in, tokens, targets);
             double t1 = now();
             rc = tr_tp_check(p->tpg, err, len);
             p->compute_s += t1 - t0;
-            tr_pipe_record(p, EV_COMPUTE, in->index, t0, t1);
+            tr_pipe_record(p, EV_COMPUTE, i, t0, t1);
             poll_requests(p);
         }
     }
     if (rc) { /* the requests still in flight */
+        tr_dp_abort(p->dp);
         for (int k = 0; k < p->nmine; k++) {
             mc_request_free(p->req[p->mine[k]]);
             p->req[p->mine[k]] = NULL;

@@ -14,10 +14,10 @@
 #define MAX_INFLIGHT 255
 
 enum { XS_IDLE, XS_RUNNING, XS_DONE };
-enum { EV_COMPUTE, EV_WAIT, EV_RESHARD, EV_DP_SUM, EV_OPTIM, EV_STEP };
+enum { EV_COMPUTE, EV_WAIT, EV_RESHARD, EV_DP_SUM, EV_OPTIM, EV_STEP, EV_DP_WAIT };
 typedef struct {
     double t0, t1;
-    int32_t kind, rank, step, index; /* index: action (compute) or transfer; else 0 */
+    int32_t kind, rank, step, index; /* compute: instruction; transfer; bucket (-1: all) */
 } event_t;
 
 struct tr_pipe {
@@ -48,6 +48,10 @@ struct tr_pipe {
     mc_plan_t **plan;       /* per ordered rank pair */
     mc_buffer_t *src, *dst; /* per mesh device, for the boundary reshards */
     tr_dp *dp;              /* the gradient reduction over replicas */
+    int *bucket_of;         /* per parameter: its bucket of the sum, -1: not this rank's */
+    int *layer_of;          /* per parameter: its layer */
+    double *dp_start;       /* per bucket: when its sum started */
+    float *part;            /* the gradient between two parts of a backward op */
     double reduce_s;
     tr_acts **a;                      /* per microbatch, shared by this rank's stages */
     float **in, **out, **dout, **din; /* per stage and microbatch: boundary tensors */

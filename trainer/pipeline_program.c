@@ -258,13 +258,78 @@ out:
     return rc;
 }
 
-static int add_instr(tr_program *g, int r, int kind, int index)
+static int add_part(tr_program *g, int r, int kind, int index, int first, int last)
 {
     instr_t *v = realloc(g->prog[r], (size_t)(g->nprog[r] + 1) * sizeof(*v));
     if (!v)
         return -1;
     g->prog[r] = v;
-    g->prog[r][g->nprog[r]++] = (instr_t){kind, index};
+    g->prog[r][g->nprog[r]++] = (instr_t){kind, index, first, last};
+    return 0;
+}
+
+static int add_instr(tr_program *g, int r, int kind, int index)
+{
+    return add_part(g, r, kind, index, 0, 0);
+}
+
+/* Splits stage s's layers into up to n buckets of about equal weight, from the top (the
+ * backward finishes the last layers first), appended to rank r's list. */
+static int make_buckets(const tr_program_spec *sp, tr_program *g, int r, int s, int n)
+{
+    const stage_t *st = &sp->stages[s];
+    const int layers = st->last - st->first;
+    double total = 0.0, acc = 0.0;
+    n = n < layers ? n : layers;
+    for (int l = st->first; l < st->last; l++)
+        total += sp->layer_weight ? sp->layer_weight[l] : 1.0;
+    tr_bucket *v = realloc(g->buckets[r], (size_t)(g->nbuckets[r] + n) * sizeof(*v));
+    if (!v)
+        return -1;
+    g->buckets[r] = v;
+    int hi = st->last, made = 0;
+    for (int l = st->last - 1; l >= st->first; l--) {
+        acc += sp->layer_weight ? sp->layer_weight[l] : 1.0;
+        const int left = n - made - 1; /* buckets still to make below this one */
+        /* close a bucket at its share of the weight, keeping a layer for each one below */
+        const int below = l - st->first;
+        if (below == 0 ||
+            (left > 0 && (below == left || (below > left && acc >= total * (made + 1) / n)))) {
+            v[g->nbuckets[r]++] = (tr_bucket){s, l, hi};
+            hi = l;
+            made++;
+        }
+    }
+    return 0;
+}
+
+/* The position of stage s's last backward op (B or W) in rank r's list, or -1. */
+static int last_backward(const tr_program_spec *sp, int r, int s)
+{
+    int at = -1;
+    for (size_t i = 0; i < sp->nacts[r]; i++) {
+        const mc_sched_action_t *a = &sp->acts[r][i];
+        if (a->stage == s && (a->op == MC_SCHED_B || a->op == MC_SCHED_W))
+            at = (int)i;
+    }
+    return at;
+}
+
+/* The op at i of rank r: whole, or, when it is a stage's last backward and the sums go by
+ * buckets, bucket by bucket from the top, each bucket's sum started after its part. */
+static int add_compute(const tr_program_spec *sp, tr_program *g, int r, int i, int bucketed)
+{
+    const mc_sched_action_t *a = &sp->acts[r][i];
+    if (!bucketed || (a->op != MC_SCHED_B && a->op != MC_SCHED_W) ||
+        last_backward(sp, r, a->stage) != i)
+        return add_instr(g, r, IN_COMPUTE, i);
+    const int from = g->nbuckets[r];
+    if (make_buckets(sp, g, r, a->stage, sp->dp_buckets))
+        return -1;
+    for (int b = from; b < g->nbuckets[r]; b++)
+        if (add_part(g, r, IN_COMPUTE, i, g->buckets[r][b].first, g->buckets[r][b].last) ||
+            add_instr(g, r, IN_DP_START, b))
+            return -1;
     return 0;
 }
 
@@ -281,6 +346,7 @@ static int add_recv_starts(tr_program *g, int r, int after)
  * be taking them), the gradient sum over replicas and the optimizer step. */
 static int build_rank(const tr_program_spec *s, tr_program *g, int r)
 {
+    const int bucketed = s->replicas > 1 && s->dp_buckets > 1;
     if (add_recv_starts(g, r, -1))
         return -1;
     for (size_t i = 0; i < s->nacts[r]; i++) {
@@ -291,7 +357,7 @@ static int build_rank(const tr_program_spec *s, tr_program *g, int r)
             for (int k = 0; k < n; k++)
                 if (add_instr(g, r, is_send(a->op) ? IN_START : IN_WAIT, first + k))
                     return -1;
-        } else if (add_instr(g, r, IN_COMPUTE, (int)i)) {
+        } else if (add_compute(s, g, r, (int)i, bucketed)) {
             return -1;
         }
         if (add_recv_starts(g, r, (int)i))
@@ -300,7 +366,10 @@ static int build_rank(const tr_program_spec *s, tr_program *g, int r)
     for (int i = 0; i < g->nx; i++)
         if (g->x[i].src == r && add_instr(g, r, IN_WAIT, i))
             return -1;
-    if (add_instr(g, r, IN_DP_SUM, 0) || add_instr(g, r, IN_OPTIM, 0))
+    for (int b = 0; bucketed && b < g->nbuckets[r]; b++)
+        if (add_instr(g, r, IN_DP_WAIT, b))
+            return -1;
+    if ((!bucketed && add_instr(g, r, IN_DP_SUM, 0)) || add_instr(g, r, IN_OPTIM, 0))
         return -1;
     return 0;
 }
@@ -317,7 +386,9 @@ int tr_program_build(const tr_program_spec *s, tr_program *g, char *err, size_t 
     g->key_n = calloc(nkeys, sizeof(int));
     g->prog = calloc((size_t)s->nranks, sizeof(*g->prog));
     g->nprog = calloc((size_t)s->nranks, sizeof(int));
-    if (!g->key_first || !g->key_n || !g->prog || !g->nprog)
+    g->buckets = calloc((size_t)s->nranks, sizeof(*g->buckets));
+    g->nbuckets = calloc((size_t)s->nranks, sizeof(int));
+    if (!g->key_first || !g->key_n || !g->prog || !g->nprog || !g->buckets || !g->nbuckets)
         return fail(err, len, "out of memory");
     for (size_t k = 0; k < nkeys; k++)
         g->key_first[k] = -1;
@@ -333,6 +404,10 @@ void tr_program_free(tr_program *g)
 {
     for (int r = 0; g->prog && r < g->nranks; r++)
         free(g->prog[r]);
+    for (int r = 0; g->buckets && r < g->nranks; r++)
+        free(g->buckets[r]);
+    free(g->buckets);
+    free(g->nbuckets);
     free(g->prog);
     free(g->nprog);
     free(g->x);
@@ -341,9 +416,18 @@ void tr_program_free(tr_program *g)
     memset(g, 0, sizeof(*g));
 }
 
-void tr_program_compute_name(const mc_sched_action_t *a, char *buf, size_t len)
+void tr_program_compute_name(const mc_sched_action_t *a, const instr_t *in, char *buf, size_t len)
 {
     mc_sched_action_format(a, buf, len);
+    if (in && in->first < in->last) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, " layers %d-%d", in->first, in->last - 1);
+    }
+}
+
+void tr_program_bucket_name(const tr_bucket *b, char *buf, size_t len)
+{
+    snprintf(buf, len, "dp sum stage %d layers %d-%d", b->stage, b->first, b->last - 1);
 }
 
 void tr_program_xfer_name(const xfer_t *x, char *buf, size_t len)

@@ -31,15 +31,23 @@ typedef struct {
 } xfer_t;
 
 enum {
-    IN_COMPUTE, /* index: the action in the rank's list */
-    IN_START,   /* index: the transfer */
-    IN_WAIT,    /* index: the transfer */
-    IN_DP_SUM,  /* the gradient sum over the replicas (blocking) */
-    IN_OPTIM    /* AdamW on the rank's own parameters */
+    IN_COMPUTE,  /* index: the action in the rank's list; first < last: only those layers */
+    IN_START,    /* index: the transfer */
+    IN_WAIT,     /* index: the transfer */
+    IN_DP_SUM,   /* the gradient sum over the replicas, one blocking sum (--dp-buckets 1) */
+    IN_DP_START, /* index: a bucket of the rank's layers; starts its sum */
+    IN_DP_WAIT,  /* index: that bucket; waits for its sum */
+    IN_OPTIM     /* AdamW on the rank's own parameters */
 };
 typedef struct {
     int kind, index;
+    int first, last; /* IN_COMPUTE: a part of the op, layers [first, last) (0, 0: all) */
 } instr_t;
+
+/* A bucket of the data-parallel gradient sum: layers [first, last) of one stage. */
+typedef struct {
+    int stage, first, last;
+} tr_bucket;
 
 typedef struct {
     int nranks, nstages, M; /* pipeline ranks, stages, microbatches per replica */
@@ -48,6 +56,13 @@ typedef struct {
     const int *skip_from, *skip_to;
     const mc_sched_action_t *const *acts; /* per rank: its action list */
     const size_t *nacts;
+    /* Data parallelism: with replicas > 1 and dp_buckets > 1, each stage's layers form up
+     * to dp_buckets buckets (contiguous, about equal in layer_weight, its parameters), and
+     * the stage's last backward (B or W) runs bucket by bucket from the top, starting each
+     * bucket's sum as soon as its layers' gradients are final; the rank waits for them all
+     * before AdamW. Otherwise one blocking sum after the backward. */
+    int replicas, dp_buckets;
+    const double *layer_weight; /* per layer */
 } tr_program_spec;
 
 typedef struct {
@@ -56,6 +71,8 @@ typedef struct {
     int *key_first, *key_n; /* per (stage pair, microbatch, direction): its transfers */
     instr_t **prog;         /* per rank */
     int *nprog;
+    tr_bucket **buckets; /* per rank: its buckets, in the order their sums start */
+    int *nbuckets;
     int nranks, nstages, M;
 } tr_program;
 
@@ -80,9 +97,11 @@ void tr_program_xfers(const tr_program *g, const mc_sched_action_t *a, int *firs
 /* The stage holding a layer. */
 int tr_program_stage_of_layer(const stage_t *stages, int nstages, int layer);
 
-/* Trace names both traces use: "1F0" for a compute op, "act 0->1 mb2",
- * "skip0 grad 2->1 mb0" for a transfer. */
-void tr_program_compute_name(const mc_sched_action_t *a, char *buf, size_t len);
+/* Trace names both traces use: "1F0" for a compute op ("1B3 layers 4-5" for a part),
+ * "act 0->1 mb2", "skip0 grad 2->1 mb0" for a transfer, "dp sum stage 1 layers 4-5" for a
+ * bucket's sum. */
+void tr_program_compute_name(const mc_sched_action_t *a, const instr_t *in, char *buf, size_t len);
+void tr_program_bucket_name(const tr_bucket *b, char *buf, size_t len);
 void tr_program_xfer_name(const xfer_t *x, char *buf, size_t len);
 
 #endif

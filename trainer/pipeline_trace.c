@@ -25,20 +25,27 @@ static void write_event(const tr_pipe *p, FILE *f, const event_t *e, double t0, 
 {
     const double ts = (e->t0 - t0) * 1e6, dur = (e->t1 - e->t0) * 1e6;
     char name[96];
+    const int r = tr_pipe_rank_of(p, e->rank);
+    const int async = e->kind == EV_RESHARD || (e->kind == EV_DP_SUM && e->index >= 0);
     if (e->kind == EV_COMPUTE) {
+        const instr_t *in = &p->g.prog[r][e->index];
         const mc_sched_action_t *list;
         size_t n;
-        tr_pipe_actions(p, tr_pipe_rank_of(p, e->rank), &list, &n);
-        tr_program_compute_name(&list[e->index], name, sizeof(name));
-    } else if (e->kind == EV_DP_SUM || e->kind == EV_OPTIM || e->kind == EV_STEP) {
+        tr_pipe_actions(p, r, &list, &n);
+        tr_program_compute_name(&list[in->index], in, name, sizeof(name));
+    } else if (e->kind == EV_DP_SUM && e->index >= 0) {
+        tr_program_bucket_name(&p->g.buckets[r][e->index], name, sizeof(name));
+    } else if (e->kind == EV_DP_SUM || e->kind == EV_OPTIM || e->kind == EV_STEP ||
+               e->kind == EV_DP_WAIT) {
         snprintf(name, sizeof(name), "%s",
-                 e->kind == EV_DP_SUM  ? "dp sum"
-                 : e->kind == EV_OPTIM ? "adamw"
-                                       : "step");
+                 e->kind == EV_DP_SUM    ? "dp sum"
+                 : e->kind == EV_OPTIM   ? "adamw"
+                 : e->kind == EV_DP_WAIT ? "wait dp sums"
+                                         : "step");
     } else {
         tr_program_xfer_name(&p->x[e->index], name, sizeof(name));
     }
-    if (e->kind == EV_RESHARD)
+    if (async) /* reshards and bucket sums: from the start to when the rank saw it done */
         fprintf(f,
                 ",\n{\"name\":\"%s\",\"cat\":\"reshard\",\"ph\":\"b\",\"id\":%d,\"pid\":%d,"
                 "\"tid\":1,\"ts\":%.3f,\"args\":{\"step\":%d}},\n"
@@ -50,9 +57,9 @@ static void write_event(const tr_pipe *p, FILE *f, const event_t *e, double t0, 
                 ",\n{\"name\":\"%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,"
                 "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"step\":%d}}",
                 e->kind == EV_WAIT ? "wait " : "", name,
-                e->kind == EV_WAIT      ? "wait"
-                : e->kind == EV_COMPUTE ? "compute"
-                                        : "step",
+                e->kind == EV_WAIT || e->kind == EV_DP_WAIT ? "wait"
+                : e->kind == EV_COMPUTE                     ? "compute"
+                                                            : "step",
                 e->rank, ts, dur, e->step);
 }
 

@@ -128,6 +128,7 @@ int tr_run_simulation(const tr_options *o)
                        .ranks = o->stages,
                        .microbatches = o->micro,
                        .dp = o->dp,
+                       .dp_buckets = o->dp_buckets,
                        .tp = o->tp,
                        .kind = o->kind,
                        .strategy = o->strategy,

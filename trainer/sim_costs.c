@@ -352,11 +352,17 @@ static int load_trace(const char *path, tr_sim_costs *c, char *err, size_t len)
             adamw += e->dur * 1e-6;
             continue;
         }
+        int lo, hi;
         if (strcmp(e->cat, "compute") || sscanf(e->name, "%d%c%d%n", &s, &op, &mb, &used) != 3 ||
-            e->name[used] || s < 0 || s >= S || op_index(op) < 0)
+            s < 0 || s >= S || op_index(op) < 0)
+            continue;
+        /* a part of a backward op ("1B3 layers 4-5", run bucket by bucket): its time adds to
+         * the op's, which counts once (at its top part) */
+        const int part = sscanf(e->name + used, " layers %d-%d", &lo, &hi) == 2;
+        if (!part && e->name[used])
             continue;
         sum[s * TR_NOPS + op_index(op)] += e->dur * 1e-6;
-        cnt[s * TR_NOPS + op_index(op)]++;
+        cnt[s * TR_NOPS + op_index(op)] += !part || hi + 1 == sh.last[s];
     }
     for (int k = 0; k < TR_NOPS; k++) {
         int m = 0;

@@ -6,10 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { SE_COMPUTE, SE_WAIT, SE_RESHARD, SE_DP_SUM, SE_OPTIM };
+enum { SE_COMPUTE, SE_WAIT, SE_RESHARD, SE_DP_SUM, SE_OPTIM, SE_DP_WAIT };
 typedef struct {
     double t0, t1;
-    int kind, rank, index; /* rank: pipeline rank; index: action or transfer */
+    int kind, rank, index; /* rank: pipeline rank; index: instruction, transfer or bucket */
 } sim_event;
 
 struct tr_sim {
@@ -22,8 +22,10 @@ struct tr_sim {
     const mc_sched_action_t **acts;
     size_t *nacts;
     int *skip_from, *skip_to, nskips;
+    double *weight; /* per layer: parameters on its rank (millions) */
     tr_program g;
     double *pair_s;                /* per ordered pipeline-rank pair: one boundary reshard */
+    double **bucket_s;             /* per rank and bucket: its sum */
     double *tp_s, *dp_s, *mparams; /* per pipeline rank: a tp sum, the dp sum, parameters */
     sim_event *ev;
     int nev, cap;
@@ -148,6 +150,16 @@ static int plan_all(tr_sim *s, char *err, size_t len)
             fail(err, len, "data-parallel sum of rank %d: %s", r, mc_last_error());
             goto out;
         }
+        for (int b = 0; s->D > 1 && b < s->g.nbuckets[r]; b++) {
+            const tr_bucket *k = &s->g.buckets[r][b];
+            const int64_t nb =
+                (int64_t)(tr_sim_mparams(&s->cfg.model, k->first, k->last, T) * 1e6 + 0.5);
+            if (nb > 0 && estimate(s, 1, topo, 2, mesh, ids, "S1RP0", 2, mesh, ids, "S1R", T, nb,
+                                   &s->bucket_s[r][b])) {
+                fail(err, len, "data-parallel sum of rank %d: %s", r, mc_last_error());
+                goto out;
+            }
+        }
     }
     rc = 0;
 out:
@@ -223,6 +235,13 @@ int tr_sim_create(const tr_sim_config *cfg, tr_sim **out, char *err, size_t len)
         for (int r = 0; r < n; r++)
             mc_schedule_actions(s->sched, r, &s->acts[r], &s->nacts[r]);
     }
+    /* the buckets' weights: each layer's parameters on its rank, as the executor counts */
+    if (!(s->weight = malloc((size_t)nlayers * sizeof(double))))
+        return fail(err, len, "out of memory");
+    for (int l = 0; l < nlayers; l++)
+        s->weight[l] = tr_sim_mparams(
+            &cfg->model, l, l + 1,
+            s->tp[s->stages[tr_program_stage_of_layer(s->stages, s->nstages, l)].rank]);
     tr_program_spec spec = {.nranks = n,
                             .nstages = s->nstages,
                             .M = s->M,
@@ -231,9 +250,17 @@ int tr_sim_create(const tr_sim_config *cfg, tr_sim **out, char *err, size_t len)
                             .skip_from = s->skip_from,
                             .skip_to = s->skip_to,
                             .acts = s->acts,
-                            .nacts = s->nacts};
+                            .nacts = s->nacts,
+                            .replicas = s->D,
+                            .dp_buckets = cfg->dp_buckets > 0 ? cfg->dp_buckets : 2,
+                            .layer_weight = s->weight};
     if (tr_program_build(&spec, &s->g, err, len))
         return -1;
+    if (!(s->bucket_s = calloc((size_t)n, sizeof(*s->bucket_s))))
+        return fail(err, len, "out of memory");
+    for (int r = 0; r < n; r++)
+        if (!(s->bucket_s[r] = calloc((size_t)s->g.nbuckets[r] + 1, sizeof(double))))
+            return fail(err, len, "out of memory");
     return plan_all(s, err, len);
 }
 
@@ -251,9 +278,14 @@ static void record(tr_sim *s, int kind, int rank, int index, double t0, double t
 }
 
 /* A compute op's time on pipeline rank r: its kind's cost for the stage, and its tp sums. */
-static double op_time(const tr_sim *s, int r, const mc_sched_action_t *a, double *tp_part)
+static double op_time(const tr_sim *s, int r, const mc_sched_action_t *a, const instr_t *in,
+                      double *tp_part)
 {
-    const stage_t *st = &s->stages[a->stage];
+    const stage_t *whole = &s->stages[a->stage];
+    /* a part of the op: its layers' share of the FLOPs, the fixed time with the top part */
+    const stage_t part = {in->first, in->last, whole->rank},
+                  *st = in->first < in->last ? &part : whole;
+    const int top = st->last == whole->last;
     const tr_sim_costs *c = &s->cfg.costs;
     const double speed = s->cfg.speed > 0 ? s->cfg.speed : 1.0;
     const int k = a->op == MC_SCHED_F   ? TR_OP_F
@@ -265,7 +297,7 @@ static double op_time(const tr_sim *s, int r, const mc_sched_action_t *a, double
         blocks += l >= 1 && l <= s->cfg.model.blocks;
     const double g = tr_sim_gflop(&s->cfg.model, s->cfg.micro_batch, st->first, st->last, s->tp[r]);
     *tp_part = (k == TR_OP_W ? 0 : 2 * blocks) * s->tp_s[r];
-    return (c->fixed[k] + c->per_gflop[k] * g) / speed + *tp_part;
+    return ((top ? c->fixed[k] : 0.0) + c->per_gflop[k] * g) / speed + *tp_part;
 }
 
 /* Per rank: where it is in its program and its clock; per transfer: both sides' starts and
@@ -273,6 +305,8 @@ static double op_time(const tr_sim *s, int r, const mc_sched_action_t *a, double
 typedef struct {
     int *pc;
     double *clock, *start, *end, *waited, *out_free, *in_free;
+    double *dp_free;             /* per rank: its mesh's bucket sums go one after another */
+    double **dp_start, **dp_end; /* per rank and bucket */
 } sim_state;
 
 /* When rank r can run its next instruction; -1 when it is blocked on a transfer. */
@@ -307,8 +341,8 @@ static void step_rank(tr_sim *s, sim_state *q, int r, double t, tr_sim_result *r
     switch (in->kind) {
     case IN_COMPUTE: {
         double tp;
-        d = op_time(s, r, &s->acts[r][in->index], &tp);
-        record(s, SE_COMPUTE, r, in->index, t, t + d);
+        d = op_time(s, r, &s->acts[r][in->index], in, &tp);
+        record(s, SE_COMPUTE, r, q->pc[r] - 1, t, t + d);
         res->compute_s += d * ranks;
         res->reduce_s += tp * ranks;
         res->tp_sum_s += tp * ranks;
@@ -332,9 +366,26 @@ static void step_rank(tr_sim *s, sim_state *q, int r, double t, tr_sim_result *r
     case IN_DP_SUM:
         d = s->dp_s[r];
         if (d > 0)
-            record(s, SE_DP_SUM, r, 0, t, t + d);
+            record(s, SE_DP_SUM, r, -1, t, t + d);
         res->reduce_s += d * ranks;
         break;
+    case IN_DP_START: {
+        const double begin = max2(t, q->dp_free[r]);
+        q->dp_start[r][in->index] = t;
+        q->dp_end[r][in->index] = q->dp_free[r] = begin + s->bucket_s[r][in->index];
+        break;
+    }
+    case IN_DP_WAIT: {
+        const double end = q->dp_end[r][in->index];
+        if (end > t) {
+            record(s, SE_DP_WAIT, r, in->index, t, end);
+            res->reduce_s += (end - t) * ranks;
+            d = end - t;
+        }
+        if (s->bucket_s[r][in->index] > 0)
+            record(s, SE_DP_SUM, r, in->index, q->dp_start[r][in->index], max2(end, t));
+        break;
+    }
     default:
         d = s->cfg.costs.adamw_per_mparam * s->mparams[r] / speed;
         record(s, SE_OPTIM, r, 0, t, t + d);
@@ -352,11 +403,22 @@ int tr_sim_run(tr_sim *s, tr_sim_result *res, char *err, size_t len)
                    malloc(((size_t)nx + 1) * sizeof(double)),
                    calloc((size_t)nx + 1, sizeof(double)),
                    calloc((size_t)n, sizeof(double)),
-                   calloc((size_t)n, sizeof(double))};
+                   calloc((size_t)n, sizeof(double)),
+                   calloc((size_t)n, sizeof(double)),
+                   calloc((size_t)n, sizeof(double *)),
+                   calloc((size_t)n, sizeof(double *))};
     int rc = -1;
+    for (int r = 0; q.dp_start && q.dp_end && r < n; r++) {
+        q.dp_start[r] = calloc((size_t)s->g.nbuckets[r] + 1, sizeof(double));
+        q.dp_end[r] = calloc((size_t)s->g.nbuckets[r] + 1, sizeof(double));
+    }
     memset(res, 0, sizeof(*res));
     s->nev = 0;
-    if (!q.pc || !q.clock || !q.start || !q.end || !q.waited || !q.out_free || !q.in_free) {
+    int nomem = !q.pc || !q.clock || !q.start || !q.end || !q.waited || !q.out_free || !q.in_free ||
+                !q.dp_free || !q.dp_start || !q.dp_end;
+    for (int r = 0; !nomem && r < n; r++)
+        nomem = !q.dp_start[r] || !q.dp_end[r];
+    if (nomem) {
         fail(err, len, "out of memory");
         goto out;
     }
@@ -406,6 +468,15 @@ out:
     free(q.waited);
     free(q.out_free);
     free(q.in_free);
+    free(q.dp_free);
+    for (int r = 0; r < n; r++) {
+        if (q.dp_start)
+            free(q.dp_start[r]);
+        if (q.dp_end)
+            free(q.dp_end[r]);
+    }
+    free(q.dp_start);
+    free(q.dp_end);
     return rc;
 }
 
@@ -424,13 +495,21 @@ int tr_sim_write_trace(const tr_sim *s, FILE *f)
         const int pid = s->base[e->rank];
         const double ts = e->t0 * 1e6, dur = (e->t1 - e->t0) * 1e6;
         char name[96];
-        if (e->kind == SE_COMPUTE)
-            tr_program_compute_name(&s->acts[e->rank][e->index], name, sizeof(name));
-        else if (e->kind == SE_DP_SUM || e->kind == SE_OPTIM)
-            snprintf(name, sizeof(name), "%s", e->kind == SE_DP_SUM ? "dp sum" : "adamw");
-        else
+        const int async = e->kind == SE_RESHARD || (e->kind == SE_DP_SUM && e->index >= 0);
+        if (e->kind == SE_COMPUTE) {
+            const instr_t *in = &s->g.prog[e->rank][e->index];
+            tr_program_compute_name(&s->acts[e->rank][in->index], in, name, sizeof(name));
+        } else if (e->kind == SE_DP_SUM && e->index >= 0) {
+            tr_program_bucket_name(&s->g.buckets[e->rank][e->index], name, sizeof(name));
+        } else if (e->kind == SE_DP_SUM || e->kind == SE_OPTIM || e->kind == SE_DP_WAIT) {
+            snprintf(name, sizeof(name), "%s",
+                     e->kind == SE_DP_SUM  ? "dp sum"
+                     : e->kind == SE_OPTIM ? "adamw"
+                                           : "wait dp sums");
+        } else {
             tr_program_xfer_name(&s->g.x[e->index], name, sizeof(name));
-        if (e->kind == SE_RESHARD)
+        }
+        if (async)
             fprintf(f,
                     ",\n{\"name\":\"%s\",\"cat\":\"reshard\",\"ph\":\"b\",\"id\":%d,\"pid\":%d,"
                     "\"tid\":1,\"ts\":%.3f,\"args\":{\"step\":0}},\n"
@@ -442,9 +521,9 @@ int tr_sim_write_trace(const tr_sim *s, FILE *f)
                     ",\n{\"name\":\"%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,"
                     "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"step\":0}}",
                     e->kind == SE_WAIT ? "wait " : "", name,
-                    e->kind == SE_WAIT      ? "wait"
-                    : e->kind == SE_COMPUTE ? "compute"
-                                            : "step",
+                    e->kind == SE_WAIT || e->kind == SE_DP_WAIT ? "wait"
+                    : e->kind == SE_COMPUTE                     ? "compute"
+                                                                : "step",
                     pid, ts, dur);
     }
     fprintf(f, "\n]}\n");
@@ -480,6 +559,10 @@ void tr_sim_free(tr_sim *s)
     free(s->skip_from);
     free(s->skip_to);
     free(s->pair_s);
+    for (int r = 0; s->bucket_s && r < s->cfg.ranks; r++)
+        free(s->bucket_s[r]);
+    free(s->bucket_s);
+    free(s->weight);
     free(s->tp_s);
     free(s->dp_s);
     free(s->mparams);

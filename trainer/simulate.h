@@ -8,8 +8,11 @@
  *     sender rank's outgoing and the receiver rank's incoming network side for the
  *     planner's estimate of its plan (the boundary layouts, strategy and topology of the
  *     run), in the order they became ready; compute goes on meanwhile; a wait blocks;
- *   - the data-parallel gradient sum takes its plan's estimate, AdamW its per-parameter
- *     cost times the rank's parameters.
+ *   - the data-parallel gradient sum takes its plan's estimate: one blocking sum, or with
+ *     buckets (pipeline_program.h) each bucket's sum from its start, one after another on the
+ *     stage mesh, while compute goes on, until the waits before AdamW; a stage's last
+ *     backward runs in bucket parts, each its share of the op's FLOPs;
+ *   - AdamW takes its per-parameter cost times the rank's parameters.
  * Replicas and tensor-parallel ranks of a pipeline rank do the same work at the same time,
  * so one of each is simulated. Reshard times come from mc_plan_query's estimate_s. */
 #ifndef TRAINER_SIMULATE_H
@@ -27,6 +30,7 @@ typedef struct {
     int ranks;        /* pipeline ranks */
     int microbatches; /* of all replicas */
     int dp;           /* replicas (0 counts as 1) */
+    int dp_buckets;   /* buckets of each stage's gradient sum (0: 2, as the executor) */
     const int *tp;    /* per pipeline rank (NULL: 1) */
     mc_sched_kind_t kind;
     mc_strategy_t strategy; /* the boundary reshards' and, by default, the sums' */

@@ -56,6 +56,8 @@ bad "needs at least 2 stages" --stages 1 --transport ucx
 bad "more than the model's 4 layers" "${tiny[@]}" --stages 4 --schedule zb-v --microbatches 4
 bad "--trace needs a pipeline" --trace "$tmp/t.json"
 bad "--dp must be an integer" --dp 0
+bad "--dp-buckets must be an integer" --dp-buckets 0
+bad "--dp-buckets must be an integer" --dp-buckets x
 bad "does not split over --dp 3 replicas" --batch 8 --microbatches 4 --dp 3
 bad "--tp 3 does not divide --heads 4" --tp 3
 bad "--tp 2 does not divide --heads 1" --heads 1 --tp 2
@@ -193,4 +195,16 @@ for run in (got, resumed):
     assert all(abs(a - b) <= 1e-5 * abs(b) for a, b in zip(run, want)), (run, want)
 PY
     fail "dp x tp losses differ from one process"
+# its trace: every bucket's sum as a span "dp sum stage S layers A-B", the waits for them;
+# --dp-buckets 1 gives the same losses with one "dp sum" per rank and step
+"$train" "${par[@]}" --steps 2 --trace "$tmp/dp.json" >"$tmp/dp2.out" || fail "dp x tp, traced"
+"$train" "${par[@]}" --steps 2 --dp-buckets 1 >"$tmp/dp1.out" || fail "dp x tp, one sum"
+diff <(losses <"$tmp/dp2.out") <(losses <"$tmp/dp1.out") || fail "--dp-buckets 1 differs"
+/usr/bin/python3 - "$tmp/dp.json" <<'PY' || fail "dp bucket trace"
+import json, sys
+names = {e["name"] for e in json.load(open(sys.argv[1]))["traceEvents"] if "name" in e}
+sums = [n for n in names if n.startswith("dp sum stage ")]
+assert len(sums) >= 4 and "wait dp sums" in names, sorted(names)
+assert any(" layers " in n and n[0].isdigit() for n in names), sorted(names)
+PY
 echo "cli_train: ok"

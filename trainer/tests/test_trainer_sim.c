@@ -30,6 +30,10 @@ static tr_sim_costs unit_costs(double f, double b, double comm)
     return c;
 }
 
+static int buckets = 2; /* --dp-buckets */
+static tr_bucket last_buckets[8];
+static int nlast_buckets;
+
 static double sim_step(tr_arch arch, int blocks, mc_sched_kind_t kind, int ranks, int micro, int dp,
                        const int *tp, tr_sim_costs costs)
 {
@@ -39,6 +43,7 @@ static double sim_step(tr_arch arch, int blocks, mc_sched_kind_t kind, int ranks
                          .ranks = ranks,
                          .microbatches = micro,
                          .dp = dp,
+                         .dp_buckets = buckets,
                          .tp = tp,
                          .kind = kind,
                          .strategy = MC_STRATEGY_MESHCAST,
@@ -49,6 +54,9 @@ static double sim_step(tr_arch arch, int blocks, mc_sched_kind_t kind, int ranks
     tr_sim_result r;
     if (tr_sim_create(&cfg, &s, err, sizeof(err)) || tr_sim_run(s, &r, err, sizeof(err)))
         fail_msg("simulator: %s", err);
+    const tr_program *g = tr_sim_program(s); /* pipeline rank 0's buckets */
+    nlast_buckets = g->nbuckets[0] < 8 ? g->nbuckets[0] : 8;
+    memcpy(last_buckets, g->buckets[0], (size_t)nlast_buckets * sizeof(tr_bucket));
     tr_sim_free(s);
     return r.step_s;
 }
@@ -119,9 +127,13 @@ static void test_hand_tp_sum(void **state)
                        3.0 + 8.0 * s, 1e-12);
 }
 
-/* Two replicas of one pipeline rank, a microbatch each: step = F + B + the gradient sum,
- * the planner's S1RP0 -> S1R of the packed gradients ([1, params]). And the FLOP model's
- * parameter count is the model's, whole and as a tp share. */
+/* Two replicas of one pipeline rank, a microbatch each: with --dp-buckets 1, step = F + B +
+ * the gradient sum, the planner's S1RP0 -> S1R of the packed gradients ([1, params]). With
+ * 2 buckets the backward runs in two parts (the fixed cost with the top one: B [1,3], then
+ * the lower part, 0 long), each bucket's sum starting after its part, one after the other
+ * on the mesh: step = 3 + s(top bucket) + s(lower bucket), which weigh about half the
+ * parameters each. And the FLOP model's parameter count is the model's, whole and as a tp
+ * share. */
 static void test_hand_dp_sum(void **state)
 {
     (void)state;
@@ -136,9 +148,26 @@ static void test_hand_dp_sum(void **state)
                        0.5);
     const int64_t mesh[2] = {2, 1}, ids[2] = {0, 4};
     const double s = estimate(2, mesh, ids, "S1RP0", "S1R", 1, m->params.total, 2);
+    buckets = 1;
     assert_float_equal(
         sim_step(TR_ARCH_UTRANSFORMER, 3, MC_SCHED_1F1B, 1, 2, 2, NULL, unit_costs(1, 2, 0)),
         3.0 + s, 1e-12);
+    buckets = 2;
+    const double step =
+        sim_step(TR_ARCH_UTRANSFORMER, 3, MC_SCHED_1F1B, 1, 2, 2, NULL, unit_costs(1, 2, 0));
+    assert_int_equal(nlast_buckets, 2);
+    double want = 3.0, half = 0.0;
+    for (int b = 0; b < 2; b++) {
+        const tr_bucket *k = &last_buckets[b];
+        const double n = tr_sim_mparams(&cfg, k->first, k->last, 1) * 1e6;
+        want += estimate(2, mesh, ids, "S1RP0", "S1R", 1, (int64_t)(n + 0.5), 2);
+        half += b == 0 ? n / m->params.total : 0.0;
+    }
+    assert_int_equal(last_buckets[0].last, m->nlayers); /* the top bucket first */
+    assert_int_equal(last_buckets[1].first, 0);
+    assert_int_equal(last_buckets[1].last, last_buckets[0].first);
+    assert_true(half > 0.3 && half < 0.7);
+    assert_float_equal(step, want, 1e-12);
     tr_model_free(part);
     tr_model_free(m);
 }
@@ -163,6 +192,7 @@ static void test_flop_costs(void **state)
 typedef struct {
     tr_arch arch;
     mc_sched_kind_t kind;
+    int dp;
     mc_world_t *world;
     int rank, rc, nprog, ncompute;
     instr_t prog[512];
@@ -182,6 +212,7 @@ static void *rank_main(void *arg)
                            .timeout_s = 30};
     tr_pipe_config pc = {.kind = r->kind,
                          .ranks = 2,
+                         .dp = r->dp,
                          .microbatches = MICRO,
                          .micro_batch = B,
                          .strategy = MC_STRATEGY_MESHCAST,
@@ -206,9 +237,9 @@ static void *rank_main(void *arg)
         goto out;
     r->nprog = p->nprog < 512 ? p->nprog : 512;
     memcpy(r->prog, p->prog, (size_t)r->nprog * sizeof(instr_t));
-    for (int i = 0; i < p->nev && r->ncompute < 256; i++)
+    for (int i = 0; i < p->nev && r->ncompute < 256; i++) /* compute: the instruction */
         if (p->ev[i].kind == EV_COMPUTE)
-            r->compute[r->ncompute++] = p->ev[i].index;
+            r->compute[r->ncompute++] = p->prog[p->ev[i].index].index;
     r->rc = 0;
 out:
     tr_pipe_free(p);
@@ -219,18 +250,20 @@ out:
     return NULL;
 }
 
-static void same_order(tr_arch arch, mc_sched_kind_t kind)
+/* 2 pipeline ranks, each of dp replicas (world rank w: pipeline rank w / dp). */
+static void same_order(tr_arch arch, mc_sched_kind_t kind, int dp)
 {
     const char *name = arch == TR_ARCH_GPT ? "gpt" : "utransformer";
-    rank_run r[2];
-    pthread_t th[2];
+    const int n = 2 * dp;
+    rank_run r[4];
+    pthread_t th[4];
     mc_world_t *world;
-    assert_int_equal(mc_world_create(2, &world), MC_OK);
-    for (int i = 0; i < 2; i++) {
-        r[i] = (rank_run){.arch = arch, .kind = kind, .world = world, .rank = i};
+    assert_int_equal(mc_world_create(n, &world), MC_OK);
+    for (int i = 0; i < n; i++) {
+        r[i] = (rank_run){.arch = arch, .kind = kind, .dp = dp, .world = world, .rank = i};
         assert_int_equal(pthread_create(&th[i], NULL, rank_main, &r[i]), 0);
     }
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < n; i++)
         pthread_join(th[i], NULL);
     mc_world_destroy(world);
 
@@ -239,6 +272,7 @@ static void same_order(tr_arch arch, mc_sched_kind_t kind)
                          .micro_batch = B,
                          .ranks = 2,
                          .microbatches = MICRO,
+                         .dp = dp,
                          .kind = kind,
                          .strategy = MC_STRATEGY_MESHCAST,
                          .sender = MC_SENDER_LB_SIZE,
@@ -249,12 +283,13 @@ static void same_order(tr_arch arch, mc_sched_kind_t kind)
     if (tr_sim_create(&cfg, &s, err, sizeof(err)) || tr_sim_run(s, &res, err, sizeof(err)))
         fail_msg("%s %s: simulator: %s", name, mc_sched_kind_name(kind), err);
     const tr_program *g = tr_sim_program(s);
-    for (int i = 0; i < 2; i++) {
-        if (r[i].rc)
-            fail_msg("%s %s rank %d: %s", name, mc_sched_kind_name(kind), i, r[i].err);
-        /* the whole program: compute, starts, waits, dp sum, optimizer, in one order */
-        assert_int_equal(r[i].nprog, g->nprog[i]);
-        assert_memory_equal(r[i].prog, g->prog[i], (size_t)g->nprog[i] * sizeof(instr_t));
+    for (int w = 0; w < n; w++) {
+        const int i = w / dp; /* the pipeline rank */
+        if (r[w].rc)
+            fail_msg("%s %s rank %d: %s", name, mc_sched_kind_name(kind), w, r[w].err);
+        /* the whole program: compute (in parts), starts, waits, dp sums, optimizer, in order */
+        assert_int_equal(r[w].nprog, g->nprog[i]);
+        assert_memory_equal(r[w].prog, g->prog[i], (size_t)g->nprog[i] * sizeof(instr_t));
         /* the real step computed in the program's order */
         int k = 0;
         const mc_sched_action_t *acts;
@@ -264,19 +299,20 @@ static void same_order(tr_arch arch, mc_sched_kind_t kind)
             if (g->prog[i][j].kind != IN_COMPUTE)
                 continue;
             char want[64], got[64];
-            assert_true(k < r[i].ncompute);
-            tr_program_compute_name(&acts[g->prog[i][j].index], want, sizeof(want));
-            tr_program_compute_name(&acts[r[i].compute[k]], got, sizeof(got));
+            assert_true(k < r[w].ncompute);
+            tr_program_compute_name(&acts[g->prog[i][j].index], NULL, want, sizeof(want));
+            tr_program_compute_name(&acts[r[w].compute[k]], NULL, got, sizeof(got));
             if (strcmp(want, got))
                 fail_msg("%s %s rank %d op %d: simulated %s, ran %s", name,
-                         mc_sched_kind_name(kind), i, k, want, got);
+                         mc_sched_kind_name(kind), w, k, want, got);
             k++;
         }
-        assert_int_equal(k, r[i].ncompute);
+        assert_int_equal(k, r[w].ncompute);
     }
-    printf("  %-13s %-17s same program and compute order on both ranks (%d + %d instructions, "
-           "%d transfers)\n",
-           name, mc_sched_kind_name(kind), g->nprog[0], g->nprog[1], g->nx);
+    printf("  %-13s %-17s dp %d: same program and compute order on every rank (%d + %d "
+           "instructions, %d transfers, %d + %d dp buckets)\n",
+           name, mc_sched_kind_name(kind), dp, g->nprog[0], g->nprog[1], g->nx, g->nbuckets[0],
+           g->nbuckets[1]);
     tr_sim_free(s);
 }
 
@@ -288,7 +324,11 @@ static void test_executor_order(void **state)
         MC_SCHED_ZB_H1, MC_SCHED_ZB_H2, MC_SCHED_ZB_V};
     for (int a = 0; a < 2; a++)
         for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
-            same_order(a ? TR_ARCH_UTRANSFORMER : TR_ARCH_GPT, kinds[k]);
+            same_order(a ? TR_ARCH_UTRANSFORMER : TR_ARCH_GPT, kinds[k], 1);
+    /* with replicas: the gradient sums in buckets, the last backward of a stage in parts */
+    same_order(TR_ARCH_GPT, MC_SCHED_1F1B, 2);
+    same_order(TR_ARCH_UTRANSFORMER, MC_SCHED_ZB_H1, 2);
+    same_order(TR_ARCH_UTRANSFORMER, MC_SCHED_INTERLEAVED_1F1B, 2);
 }
 
 int main(void)
