@@ -213,11 +213,16 @@ static int read_trace(const char *path, trace_event **ev, int *n, trace_shape *s
     FILE *f = fopen(path, "r");
     if (!f)
         return fail(err, len, "cannot read %s", path);
-    char line[1024];
+    static const size_t most = 1 << 16; /* the shape line lists every stage */
+    char *line = malloc(most);
     int cap = 0, have_shape = 0;
     *ev = NULL;
     *n = 0;
-    while (fgets(line, sizeof(line), f)) {
+    if (!line) {
+        fclose(f);
+        return fail(err, len, "out of memory");
+    }
+    while (fgets(line, (int)most, f)) {
         if (strstr(line, "\"otherData\"")) {
             have_shape = !parse_shape(line, shape);
             continue;
@@ -237,6 +242,9 @@ static int read_trace(const char *path, trace_event **ev, int *n, trace_shape *s
             trace_event *v = realloc(*ev, (size_t)cap * sizeof(*v));
             if (!v) {
                 fclose(f);
+                free(line);
+                free(*ev);
+                *ev = NULL;
                 return fail(err, len, "out of memory");
             }
             *ev = v;
@@ -244,8 +252,12 @@ static int read_trace(const char *path, trace_event **ev, int *n, trace_shape *s
         (*ev)[(*n)++] = e;
     }
     fclose(f);
-    if (!have_shape || *n == 0)
+    free(line);
+    if (!have_shape || *n == 0) {
+        free(*ev);
+        *ev = NULL;
         return fail(err, len, "%s is not a meshcast-train trace (no run shape or no events)", path);
+    }
     return 0;
 }
 

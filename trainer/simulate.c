@@ -173,7 +173,9 @@ static int place(tr_sim *s, char *err, size_t len)
 {
     const int n = s->cfg.ranks;
     s->D = s->cfg.dp > 0 ? s->cfg.dp : 1;
-    if (n < 1 || s->cfg.microbatches % s->D || s->cfg.micro_batch < 1)
+    if (n < 1 || s->cfg.micro_batch < 1)
+        return fail(err, len, "no pipeline ranks or an empty microbatch");
+    if (s->cfg.microbatches % s->D)
         return fail(err, len, "%d microbatches do not split over %d replicas", s->cfg.microbatches,
                     s->D);
     s->M = s->cfg.microbatches / s->D;
