@@ -383,11 +383,11 @@ int tr_pipe_create(const tr_model *m, const tr_adamw *o, mc_comm_t *comm, const 
     for (int i = 0; i < p->nx; i++)
         if (p->x[i].src == p->rank || p->x[i].dst == p->rank)
             p->mine[p->nmine++] = i;
-    if (p->nmine > MAX_INFLIGHT)
+    if (p->nmine + p->g.nbuckets[p->rank] > MAX_INFLIGHT) /* the sums' buckets are in flight too */
         return fail(err, len,
                     "rank %d takes part in %d reshards per step, more than the %d a communicator "
-                    "keeps in flight; use fewer microbatches",
-                    p->rank, p->nmine, MAX_INFLIGHT);
+                    "keeps in flight; use fewer microbatches or --dp-buckets",
+                    p->rank, p->nmine + p->g.nbuckets[p->rank], MAX_INFLIGHT);
     p->req = calloc((size_t)p->nx + 1, sizeof(*p->req));
     p->state = calloc((size_t)p->nx + 1, sizeof(int));
     p->t_start = calloc((size_t)p->nx + 1, sizeof(double));
