@@ -56,7 +56,8 @@ static double sim_step(tr_arch arch, int blocks, mc_sched_kind_t kind, int ranks
         fail_msg("simulator: %s", err);
     const tr_program *g = tr_sim_program(s); /* pipeline rank 0's buckets */
     nlast_buckets = g->nbuckets[0] < 8 ? g->nbuckets[0] : 8;
-    memcpy(last_buckets, g->buckets[0], (size_t)nlast_buckets * sizeof(tr_bucket));
+    if (nlast_buckets)
+        memcpy(last_buckets, g->buckets[0], (size_t)nlast_buckets * sizeof(tr_bucket));
     tr_sim_free(s);
     return r.step_s;
 }
