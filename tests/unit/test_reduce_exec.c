@@ -1,11 +1,12 @@
 /* Executing reduction plans, checked element by element: random cases (random_case.h:
  * same, overlapping and disjoint meshes, uneven shards, every cut) whose source gets every
  * free mesh axis made partial at random; case i takes dtype i mod 10, op (i / 10) mod 4
- * and plan (i / 40) mod 4 — naive (send_recv), meshcast's choice, reduce-scatter flat and
- * hierarchical (forced) — so 400 cases cover every combination; they run on one rank (the
- * worker pool) or 2..8 ranks as threads (the chunk engine), with whole-flow or tiny chunks;
- * every destination element must equal, bit for bit, the addends combined in addend order
- * (mc_pattern_check_reduced), and the reduction bound must not exceed the plan's estimate.
+ * and plan (i / 40) mod 6 — naive (send_recv), meshcast's choice, reduce-scatter flat and
+ * hierarchical, each also with host pre-combining (forced) — so 480 cases cover every
+ * combination; they run on one rank (the worker pool) or 2..8 ranks as threads (the chunk
+ * engine), with whole-flow or tiny chunks; every destination element must equal, bit for
+ * bit, the addends combined along the plan's combine trees (mc_pattern_check_reduced), and
+ * the reduction bound must not exceed the plan's estimate.
  * Every third case has a partial destination (sum, max or min on a free axis; every ninth
  * from a plain source): its devices off addend 0 must hold the op's identity.
  * MC_TEST_SEED=N reruns one case. */
@@ -21,7 +22,7 @@
 #include "exec_harness.h"
 #include "random_case.h"
 
-#define NCASES 400
+#define NCASES 480
 #define MAX_REPORTS 10
 
 static int failures;
@@ -138,16 +139,34 @@ static mc_layout_t *partial_destination(rc_rng_t *rng, const mc_layout_t *dst)
     return out;
 }
 
-static const char *const plans[] = {"naive", "meshcast", "reduce_scatter", "hierarchical"};
+static const char *const plans[] = {"naive",
+                                    "meshcast",
+                                    "reduce_scatter",
+                                    "hierarchical",
+                                    "reduce_scatter pre-combined",
+                                    "hierarchical pre-combined"};
+static int64_t precombined; /* executed cases whose plan has a host combiner */
+
+/* Whether some flow of plan combines on a host before the reducer. */
+static int has_host_combiner(const mc_plan_t *plan)
+{
+    for (int64_t fi = 0; fi < plan->nflows; fi++) {
+        const mc_flow_t *f = &plan->flows[fi];
+        for (int64_t j = 0; j + 1 < f->ngather; j++)
+            if (plan->edges[f->edge0 + j].to != plan->edges[f->edge0 + f->ngather - 1].to)
+                return 1;
+    }
+    return 0;
+}
 
 /* Replaces plan's flows by the reduce-scatter strategy's (flat or hierarchical), which
  * meshcast's cost model may not pick for a small case, and re-checks the plan. */
-static mc_status_t force_reduce_scatter(mc_plan_t *plan, int hierarchical)
+static mc_status_t force_reduce_scatter(mc_plan_t *plan, int hierarchical, int precombine)
 {
     mc_status_t s;
     plan->nflows = plan->nedges = 0;
-    if ((s = mc_strategy_reduce_scatter(plan, hierarchical)) || (s = mc_plan_set_chunks(plan)) ||
-        (s = mc_plan_count(plan)))
+    if ((s = mc_strategy_reduce_scatter(plan, hierarchical, precombine)) ||
+        (s = mc_plan_set_chunks(plan)) || (s = mc_plan_count(plan)))
         return s;
     return mc_plan_validate(plan);
 }
@@ -162,7 +181,7 @@ static void run_case(uint64_t seed, int64_t index, int64_t *nruns, int64_t *skip
     }
     rc_rng_t rng = {seed ^ 0xadd};
     mc_layout_t *dst = NULL, *src = partial_source(&rng, &c, index, &dst, what, sizeof what);
-    int which = (int)(index / 40 % 4);
+    int which = (int)(index / 40 % 6);
     if (!src) {
         (*skipped)++;
         rc_case_free(&c);
@@ -197,7 +216,7 @@ static void run_case(uint64_t seed, int64_t index, int64_t *nruns, int64_t *skip
     snprintf(what + at, sizeof what - at, ", plan %s%s%s%s", plans[which], copy ? ", copy" : "",
              pd ? ", partial dst " : "", text);
     if (mc_plan_create(src, dst, c.topo, &params, &plan) ||
-        (which >= 2 && force_reduce_scatter(plan, which == 3))) {
+        (which >= 2 && force_reduce_scatter(plan, which % 2 == 1, which >= 4))) {
         report(&c, "%s: planning: %s", what, mc_last_error());
     } else {
         double est = 0;
@@ -212,6 +231,7 @@ static void run_case(uint64_t seed, int64_t index, int64_t *nruns, int64_t *skip
         eh_tiles_make(&dt, dst, 0, seed);
         mc_status_t s = eh_execute(plan, nranks, st.bufs, dt.bufs, chunk, 20, err, sizeof err);
         (*nruns)++;
+        precombined += has_host_combiner(plan);
         partial_dsts += pd != NULL;
         copies += copy;
         if (s) {
@@ -225,7 +245,7 @@ static void run_case(uint64_t seed, int64_t index, int64_t *nruns, int64_t *skip
                 int64_t dev = mc_mesh_device(m, i);
                 assert_int_equal(
                     copy ? mc_pattern_check(dst, dev, seed, dt.bufs[i].ptr, &w)
-                         : mc_pattern_check_reduced(src, dst, dev, seed, dt.bufs[i].ptr, &w, NULL),
+                         : mc_pattern_check_reduced(plan, dev, seed, dt.bufs[i].ptr, &w, NULL),
                     MC_OK);
                 wrong += w;
             }
@@ -259,9 +279,10 @@ static void test_random_reductions(void **state)
         fail_msg("%d failures over %lld cases (first %d printed; rerun one with MC_TEST_SEED=N)",
                  failures, (long long)ncases, MAX_REPORTS);
     printf("%lld cases: %lld reductions executed and verified bit for bit (%lld into a partial "
-           "destination, %lld of them copies), %lld without a free mesh axis\n",
+           "destination, %lld of them copies; %lld with host pre-combining), %lld without a "
+           "free mesh axis\n",
            (long long)ncases, (long long)nruns, (long long)partial_dsts, (long long)copies,
-           (long long)skipped);
+           (long long)precombined, (long long)skipped);
     assert_true(ncases == 1 || nruns > ncases / 2);
 }
 
