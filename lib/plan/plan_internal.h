@@ -62,11 +62,13 @@ mc_status_t mc_strategy_broadcast(mc_plan_t *plan);
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan);
 /* Reductions (partial source), naive: every addend to one device, combined, then sent. */
 mc_status_t mc_strategy_reduce_naive(mc_plan_t *plan);
-/* Reductions, reduce-scatter + all-gather: one stripe per reducer; hierarchical: results
- * cross each needing host's NIC once, then fan out inside it; precombine: a stripe's
- * addends on another host than the reducer's are combined in that host first, so that one
- * partial crosses its NIC (never for avg). */
-mc_status_t mc_strategy_reduce_scatter(mc_plan_t *plan, int hierarchical, int precombine);
+/* Reductions, reduce-scatter + all-gather: one stripe per reducer candidate. Flags:
+ * hierarchical: results cross each needing host's NIC once, then fan out inside it;
+ * precombine: a stripe's addends on another host than the reducer's are combined in that
+ * host first, so that one partial crosses its NIC (never for avg); per host: one reducer
+ * candidate per host (fewer, larger stripes). */
+enum { MC_RS_HIERARCHICAL = 1, MC_RS_PRECOMBINE = 2, MC_RS_PER_HOST = 4 };
+mc_status_t mc_strategy_reduce_scatter(mc_plan_t *plan, unsigned flags);
 
 /* The combine tree of a reduction flow (lib/plan/reduce_tree.c). Combiners come children
  * first, the reducer last; each combines inputs in[in0 .. in0 + nin), ordered by their

@@ -17,7 +17,10 @@
  * there are m >= 2 of them, go to a combiner on h first (the one of their holders that
  * received least so far), which combines them with its own and sends one partial over h's
  * NIC: (m - 1)/m less of the gather crosses NICs. Addends on the reducer's host go straight
- * to it. Never for avg, which divides once, at the one combine. */
+ * to it. Never for avg, which divides once, at the one combine.
+ *
+ * Per host: one stripe per host that has candidates (its first), so stripes are larger and
+ * pipeline in several chunks where per-device stripes are one chunk each. */
 #include <stdlib.h>
 #include "strategy_common.h"
 #include "util/util.h"
@@ -25,7 +28,7 @@
 typedef struct {
     mc_plan_t *plan;
     mc_loads_t loads;
-    int hierarchical, precombine;
+    int hierarchical, precombine, per_host;
     int64_t *senders; /* the current stripe's addend senders, grouped by host */
     int64_t *cand;    /* reducer candidates of the current piece */
     mc_box_t *stripes;
@@ -162,6 +165,14 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i)
     const mc_piece_t *p = &plan->pieces->pieces[i];
     int ndim = plan->pieces->ndim;
     int nc = candidates(p, c->cand);
+    if (c->per_host) { /* the first candidate of each host (candidates ascend) */
+        int m = 0;
+        for (int j = 0; j < nc; j++)
+            if (m == 0 || mc_topology_host_of(plan->topo, c->cand[j]) !=
+                              mc_topology_host_of(plan->topo, c->cand[m - 1]))
+                c->cand[m++] = c->cand[j];
+        nc = m;
+    }
     int k = mc_box_split(&p->box, ndim, nc, c->stripes);
     mc_status_t s = MC_OK;
     for (int st = 0; st < k && !s; st++) {
@@ -176,10 +187,13 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i)
     return s;
 }
 
-mc_status_t mc_strategy_reduce_scatter(mc_plan_t *plan, int hierarchical, int precombine)
+mc_status_t mc_strategy_reduce_scatter(mc_plan_t *plan, unsigned flags)
 {
     const mc_pieces_t *ps = plan->pieces;
-    ctx_t c = {.plan = plan, .hierarchical = hierarchical, .precombine = precombine};
+    ctx_t c = {.plan = plan,
+               .hierarchical = (flags & MC_RS_HIERARCHICAL) != 0,
+               .precombine = (flags & MC_RS_PRECOMBINE) != 0,
+               .per_host = (flags & MC_RS_PER_HOST) != 0};
     int64_t most = 1, nhost = mc_topology_hosts(plan->topo);
     for (int64_t i = 0; i < ps->npieces; i++) {
         if (ps->pieces[i].nholders > most)

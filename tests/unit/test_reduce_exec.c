@@ -163,12 +163,12 @@ static int has_host_combiner(const mc_plan_t *plan)
 
 /* Replaces plan's flows by the reduce-scatter strategy's (flat or hierarchical), which
  * meshcast's cost model may not pick for a small case, and re-checks the plan. */
-static mc_status_t force_reduce_scatter(mc_plan_t *plan, int hierarchical, int precombine)
+static mc_status_t force_reduce_scatter(mc_plan_t *plan, unsigned flags)
 {
     mc_status_t s;
     plan->nflows = plan->nedges = 0;
-    if ((s = mc_strategy_reduce_scatter(plan, hierarchical, precombine)) ||
-        (s = mc_plan_set_chunks(plan)) || (s = mc_plan_count(plan)))
+    if ((s = mc_strategy_reduce_scatter(plan, flags)) || (s = mc_plan_set_chunks(plan)) ||
+        (s = mc_plan_count(plan)))
         return s;
     return mc_plan_validate(plan);
 }
@@ -233,7 +233,8 @@ static void run_case(uint64_t seed, int64_t index, int64_t *nruns, int64_t *skip
     snprintf(what + at, sizeof what - at, ", plan %s%s%s%s", plans[which], copy ? ", copy" : "",
              pd ? ", partial dst " : "", text);
     if (mc_plan_create(src, dst, c.topo, &params, &plan) ||
-        (which >= 2 && force_reduce_scatter(plan, which % 2 == 1, which >= 4))) {
+        (which >= 2 && force_reduce_scatter(plan, (which % 2 ? MC_RS_HIERARCHICAL : 0) |
+                                                      (which >= 4 ? MC_RS_PRECOMBINE : 0)))) {
         report(&c, "%s: planning: %s", what, mc_last_error());
     } else {
         double est = 0;
@@ -306,9 +307,9 @@ static void test_random_reductions(void **state)
 /* Cases made for host pre-combining: 4..16 addends (a [Partial(op)] or [Partial(op),
  * Shard(0)|Replicate()] source over up to 32 devices, ids shuffled over hosts of 2..8
  * devices), into [Replicate()], [Shard(0)] or [Shard(1)] on the same devices or others;
- * every dtype and op, plans forced pre-combined (flat or hierarchical) or meshcast's choice,
- * 1..8 ranks, tiny or default chunks. Each destination element bit-exact against the plan's
- * combine trees; avg plans must have none. */
+ * every dtype and op, plans forced pre-combined (flat, hierarchical, hierarchical with one
+ * stripe per host) or meshcast's choice, 1..8 ranks, tiny or default chunks. Each
+ * destination element bit-exact against the plan's combine trees; avg plans have none. */
 static void test_random_precombined(void **state)
 {
     (void)state;
@@ -346,13 +347,16 @@ static void test_random_precombined(void **state)
                  (long long)hosts, (long long)dph, (long long)rc_range(&rng, 2, 40),
                  (long long)rc_range(&rng, 10, 200), (long long)rc_range(&rng, 10, 200));
         int64_t shape[2] = {rc_range(&rng, 1, 40), rc_range(&rng, 1, 9)};
-        int which = (int)(i % 3); /* pre-combined flat, hierarchical, meshcast's choice */
+        /* pre-combined flat, hierarchical, hierarchical with a stripe per host, meshcast's */
+        int which = (int)(i % 4);
+        static const unsigned kinds[] = {MC_RS_PRECOMBINE, MC_RS_PRECOMBINE | MC_RS_HIERARCHICAL,
+                                         MC_RS_PRECOMBINE | MC_RS_HIERARCHICAL | MC_RS_PER_HOST};
+        static const char *const names[] = {"pre-combined", "hierarchical pre-combined",
+                                            "per-host hierarchical pre-combined", "meshcast"};
         snprintf(what, sizeof what, "%s %s %s -> %s on %lld, %lld hosts x %lld, %lldx%lld, %s",
                  mc_dtype_name(dt), mc_reduce_name(op), sspec, dspec, (long long)ndst,
                  (long long)hosts, (long long)dph, (long long)shape[0], (long long)shape[1],
-                 which == 2 ? "meshcast"
-                 : which    ? "hierarchical pre-combined"
-                            : "pre-combined");
+                 names[which]);
         snprintf(c.desc, sizeof c.desc, "%s", what);
         mc_mesh_t *sm = NULL, *dm = NULL;
         mc_spec_t *ss = NULL, *ds = NULL;
@@ -368,7 +372,7 @@ static void test_random_precombined(void **state)
         mc_plan_params_t params = {.field_mask = MC_PLAN_PARAM_STRATEGY,
                                    .strategy = MC_STRATEGY_MESHCAST};
         if (mc_plan_create(src, dst, c.topo, &params, &plan) ||
-            (which < 2 && force_reduce_scatter(plan, which, 1))) {
+            (which < 3 && force_reduce_scatter(plan, kinds[which]))) {
             report(&c, "planning: %s", mc_last_error());
         } else {
             int tree = has_host_combiner(plan);
