@@ -309,7 +309,8 @@ static void test_random_reductions(void **state)
  * devices), into [Replicate()], [Shard(0)] or [Shard(1)] on the same devices or others;
  * every dtype and op, plans forced pre-combined (flat, hierarchical, hierarchical with one
  * stripe per host) or meshcast's choice, 1..8 ranks, tiny or default chunks. Each
- * destination element bit-exact against the plan's combine trees; avg plans have none. */
+ * destination element bit-exact against the plan's combine trees; avg plans have none; the
+ * bound not above the estimate. */
 static void test_random_precombined(void **state)
 {
     (void)state;
@@ -376,6 +377,10 @@ static void test_random_precombined(void **state)
             report(&c, "planning: %s", mc_last_error());
         } else {
             int tree = has_host_combiner(plan);
+            double est = 0;
+            assert_int_equal(mc_plan_simulate(plan, &est), MC_OK);
+            if (plan->stats.lower_bound_s > est * (1 + 1e-9))
+                report(&c, "bound %g s above the estimate %g s", plan->stats.lower_bound_s, est);
             with_tree += tree;
             if (tree && op == MC_REDUCE_AVG)
                 report(&c, "avg pre-combined");
