@@ -68,6 +68,15 @@ for spec in "[Replicate()]" "[Shard(0)]"; do
     grep -q '"level": "reducer", "addends": \[0,1,2,3,4,5,6,7\]' "$tmp/plan" ||
         fail "$spec: no reducer combining addends 0..7 in order"
     # shellcheck disable=SC2086
+    "$bin" plan ${pc//OP/} --dst-spec "$spec" --flows >"$tmp/text" 2>&1 ||
+        fail "plan --flows $spec: $(cat "$tmp/text")"
+    grep -qE ' combine [0-9]+\{a0\+a1\+a2\+a3\+[4-7]\{a4\+a5\+a6\+a7\}\}$' "$tmp/text" ||
+        fail "$spec: no pre-combined tree in --flows: $(cat "$tmp/text")"
+    # shellcheck disable=SC2086
+    "$bin" plan ${pc//OP/} --dst-spec "$spec" --dot - >"$tmp/dot" 2>&1 ||
+        fail "plan --dot $spec: $(cat "$tmp/dot")"
+    grep -q 'pre-combines' "$tmp/dot" || fail "$spec: --dot marks no host combiner"
+    # shellcheck disable=SC2086
     "$bin" plan ${pc//OP/\'avg\'} --dst-spec "$spec" --json --flows >"$tmp/plan" 2>&1 ||
         fail "plan avg $spec: $(cat "$tmp/plan")"
     grep -q '"level": "host"' "$tmp/plan" && fail "avg $spec pre-combines"
