@@ -48,8 +48,19 @@ static const char USAGE[] =
     "data and tensor parallelism (a pipeline rank is a mesh of dp x tp ranks):\n"
     "  --dp D                    replicas of every pipeline rank (default 1); each runs\n"
     "                            M/D of the microbatches, gradients are summed by a reshard\n"
+    "  --dp-buckets N            the sum in N buckets of each stage's layers, each started as\n"
+    "                            its layers' backward ends (default 2; 1: one sum after it)\n"
     "  --tp T|T1,T2,...          tensor-parallel ranks (Megatron split of every block), one\n"
-    "                            degree for all pipeline ranks or one each; divides --heads\n";
+    "                            degree for all pipeline ranks or one each; divides --heads\n"
+    "step simulator (trains nothing; docs/trainer.md):\n"
+    "  --simulate                time one step of this configuration from per-op costs\n"
+    "  --sim-costs FILE          the costs: a --trace of a real run, or a costs file\n"
+    "  --sim-speed X             compute X times faster than the costs say (default 1)\n"
+    "  --sim-compare TRACE       print measured (TRACE's steps) against simulated; costs\n"
+    "                            from TRACE unless --sim-costs\n"
+    "  --topology NAME|FILE      the reshards' cluster (default cpu-testbed, a host per rank)\n"
+    "  --sim-sums NAME           plan the tp and dp sums with this strategy (default\n"
+    "                            --strategy's)\n";
 
 static void die_usage(const char *fmt, ...)
 {
@@ -143,6 +154,27 @@ static void check_pipeline(const tr_options *o)
                   mc_sched_kind_name(o->kind), o->stages, info.nstages, o->cfg.blocks + 2);
 }
 
+/* The simulator's flags need --simulate, and it needs costs; it runs no ranks. */
+static void check_simulate(const tr_options *o)
+{
+    const char *flag = o->sim_costs     ? "--sim-costs"
+                       : o->sim_compare ? "--sim-compare"
+                       : o->topology    ? "--topology"
+                       : o->sim_speed   ? "--sim-speed"
+                       : o->sim_sums    ? "--sim-sums"
+                                        : NULL;
+    if (!o->simulate) {
+        if (flag)
+            die_usage("%s needs --simulate", flag);
+        return;
+    }
+    if (!o->sim_costs && !o->sim_compare)
+        die_usage("--simulate needs --sim-costs FILE or --sim-compare TRACE (the per-op costs)");
+    if (o->ckdir || o->resume || strcmp(o->transport, "threads"))
+        die_usage("--simulate trains nothing: --checkpoint-dir, --resume and --transport do "
+                  "not apply");
+}
+
 static tr_options parse(int argc, char **argv)
 {
     tr_options o = {.cfg = {TR_ARCH_GPT, 4, 64, 4, 64, 256},
@@ -155,19 +187,42 @@ static tr_options parse(int argc, char **argv)
                     .data = DEFAULT_DATA,
                     .stages = 1,
                     .dp = 1,
+                    .dp_buckets = 2,
                     .kind = MC_SCHED_1F1B,
                     .strategy = MC_STRATEGY_MESHCAST,
                     .sender = MC_SENDER_LB_SIZE,
                     .transport = "threads"};
-    static const struct option longs[] = {
-        {"model", 1, 0, 'm'},          {"layers", 1, 0, 'L'},   {"dmodel", 1, 0, 'C'},
-        {"heads", 1, 0, 'H'},          {"seq", 1, 0, 'T'},      {"batch", 1, 0, 'B'},
-        {"microbatches", 1, 0, 'M'},   {"steps", 1, 0, 'S'},    {"lr", 1, 0, 'r'},
-        {"seed", 1, 0, 's'},           {"data", 1, 0, 'd'},     {"eval", 1, 0, 'e'},
-        {"checkpoint-dir", 1, 0, 'c'}, {"resume", 0, 0, 'R'},   {"json", 0, 0, 'j'},
-        {"stages", 1, 0, 'P'},         {"dp", 1, 0, 'D'},       {"tp", 1, 0, 'p'},
-        {"schedule", 1, 0, 'k'},       {"strategy", 1, 0, 'g'}, {"transport", 1, 0, 'x'},
-        {"trace", 1, 0, 't'},          {"help", 0, 0, 'h'},     {0, 0, 0, 0}};
+    static const struct option longs[] = {{"model", 1, 0, 'm'},
+                                          {"layers", 1, 0, 'L'},
+                                          {"dmodel", 1, 0, 'C'},
+                                          {"heads", 1, 0, 'H'},
+                                          {"seq", 1, 0, 'T'},
+                                          {"batch", 1, 0, 'B'},
+                                          {"microbatches", 1, 0, 'M'},
+                                          {"steps", 1, 0, 'S'},
+                                          {"lr", 1, 0, 'r'},
+                                          {"seed", 1, 0, 's'},
+                                          {"data", 1, 0, 'd'},
+                                          {"eval", 1, 0, 'e'},
+                                          {"checkpoint-dir", 1, 0, 'c'},
+                                          {"resume", 0, 0, 'R'},
+                                          {"json", 0, 0, 'j'},
+                                          {"stages", 1, 0, 'P'},
+                                          {"dp", 1, 0, 'D'},
+                                          {"tp", 1, 0, 'p'},
+                                          {"schedule", 1, 0, 'k'},
+                                          {"strategy", 1, 0, 'g'},
+                                          {"transport", 1, 0, 'x'},
+                                          {"trace", 1, 0, 't'},
+                                          {"help", 0, 0, 'h'},
+                                          {"simulate", 0, 0, 'u'},
+                                          {"sim-costs", 1, 0, 'U'},
+                                          {"sim-speed", 1, 0, 'v'},
+                                          {"sim-compare", 1, 0, 'V'},
+                                          {"topology", 1, 0, 'o'},
+                                          {"sim-sums", 1, 0, 'y'},
+                                          {"dp-buckets", 1, 0, 'b'},
+                                          {0, 0, 0, 0}};
     opterr = 0;
     int c, ntp = 1;
     o.tp[0] = 1;
@@ -233,6 +288,9 @@ static tr_options parse(int argc, char **argv)
         case 'D':
             o.dp = (int)parse_int("--dp", optarg, 1, 64);
             break;
+        case 'b':
+            o.dp_buckets = (int)parse_int("--dp-buckets", optarg, 1, 64);
+            break;
         case 'p':
             ntp = parse_tp(optarg, o.tp);
             break;
@@ -256,6 +314,32 @@ static tr_options parse(int argc, char **argv)
         case 't':
             o.trace = optarg;
             break;
+        case 'u':
+            o.simulate = 1;
+            break;
+        case 'U':
+            o.sim_costs = optarg;
+            break;
+        case 'V':
+            o.sim_compare = optarg;
+            break;
+        case 'o':
+            o.topology = optarg;
+            break;
+        case 'y':
+            if (mc_strategy_parse(optarg, &o.sums_strategy, &o.sums_sender))
+                die_usage("--sim-sums must be send_recv, broadcast or meshcast (or another "
+                          "name of meshcast plan --strategy), not '%s'",
+                          optarg);
+            o.sim_sums = 1;
+            break;
+        case 'v': {
+            char *end;
+            o.sim_speed = strtod(optarg, &end);
+            if (end == optarg || *end || !(o.sim_speed > 0.0 && o.sim_speed <= 1e6))
+                die_usage("--sim-speed must be a number in (0, 1e6], not '%s'", optarg);
+            break;
+        }
         case 'h':
             fputs(USAGE, stdout);
             exit(0);
@@ -275,6 +359,7 @@ static tr_options parse(int argc, char **argv)
     if (o.resume && !o.ckdir)
         die_usage("--resume needs --checkpoint-dir");
     check_tp(&o, ntp);
+    check_simulate(&o);
     if (o.micro % o.dp)
         die_usage("--microbatches %d does not split over --dp %d replicas (each runs an equal "
                   "share)",
@@ -283,6 +368,8 @@ static tr_options parse(int argc, char **argv)
         check_pipeline(&o);
     else if (o.trace && tr_options_ranks(&o) == 1)
         die_usage("--trace needs a pipeline or more ranks (--stages, --dp or --tp 2 or more)");
+    if (o.simulate)
+        return o; /* allocates no model: any size can be simulated */
     /* the activations of one microbatch must fit comfortably: refuse before allocating */
     double acts = (double)o.batch / o.micro * o.cfg.seq *
                   ((double)o.cfg.blocks * (20.0 * o.cfg.dmodel + o.cfg.heads * o.cfg.seq) +
@@ -364,6 +451,8 @@ void tr_print_val(const tr_options *o, float val, int sequences)
 int main(int argc, char **argv)
 {
     tr_options o = parse(argc, argv);
+    if (o.simulate)
+        return tr_run_simulation(&o);
     char err[512], path[4096] = "";
     tr_data data;
     if (tr_data_load(&data, o.data, o.cfg.seq, o.seed, err, sizeof(err)))

@@ -19,8 +19,7 @@ int tr_utransformer_build(tr_model *m)
         tr_layer *down = &m->layers[1 + e], *up = &m->layers[L - e];
         char name[48];
         const int64_t w[2] = {C, 2 * C}, b[1] = {C};
-        m->skip_from[e] = 1 + e;
-        m->skip_to[e] = L - e;
+        tr_utransformer_skip(L, e, &m->skip_from[e], &m->skip_to[e]);
         down->skip_out = e;
         up->skip_in = e;
         snprintf(name, sizeof(name), "block%d.join.w", L - 1 - e);

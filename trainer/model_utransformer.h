@@ -13,4 +13,12 @@ int tr_utransformer_build(tr_model *m);
 /* Sets a join's projection to [I I], bias 0. */
 void tr_utransformer_init_join(tr_model *m, tr_layer *ly);
 
+/* Skip edge e of a U-transformer of `blocks` blocks (e < blocks / 2): down-block e (layer
+ * 1 + e) into up-block blocks - 1 - e (layer blocks - e). */
+static inline void tr_utransformer_skip(int blocks, int e, int *from_layer, int *to_layer)
+{
+    *from_layer = 1 + e;
+    *to_layer = blocks - e;
+}
+
 #endif

@@ -11,11 +11,17 @@
 
 typedef struct {
     tr_config cfg;
-    int batch, micro, steps, eval, json, resume, stages, dp;
+    int batch, micro, steps, eval, json, resume, stages, dp, dp_buckets;
     int tp[TR_MAX_STAGES]; /* per pipeline rank: tensor-parallel ranks */
     float lr;
     uint64_t seed;
     const char *data, *ckdir, *trace, *transport;
+    int simulate; /* --simulate: time a step, train nothing */
+    const char *sim_costs, *sim_compare, *topology;
+    double sim_speed;
+    int sim_sums; /* --sim-sums given: sums_strategy, sums_sender */
+    mc_strategy_t sums_strategy;
+    mc_sender_choice_t sums_sender;
     mc_sched_kind_t kind;
     mc_strategy_t strategy;
     mc_sender_choice_t sender;
@@ -36,6 +42,9 @@ static inline int tr_options_ranks(const tr_options *o)
         n += o->dp * o->tp[r];
     return n;
 }
+
+/* --simulate: the step simulator (simulate.h) for these options; returns the exit status. */
+int tr_run_simulation(const tr_options *o);
 
 /* Trains o->stages pipeline ranks (threads of this process, or this process as one UCX
  * rank); returns the exit status. */

@@ -2,6 +2,7 @@
  * the dry run that orders the reshards, this rank's program, the step, and gathering the
  * model. */
 #include "pipeline_internal.h"
+#include "sim_costs.h"
 
 #include <stdarg.h>
 #include <stdint.h>
@@ -27,220 +28,51 @@ static int fail(char *err, size_t len, const char *fmt, ...)
 
 static int stage_of_layer(const tr_pipe *p, int layer)
 {
-    for (int s = 0; s < p->nstages; s++)
-        if (layer < p->stages[s].last)
-            return s;
-    return p->nstages - 1;
+    return tr_program_stage_of_layer(p->stages, p->nstages, layer);
 }
 
-/* Whether a link between stages lo < hi moves tensor `edge`: the chain tensor (-1) between
- * neighbours, and every skip edge of the model from lo to hi. */
-static int link_moves(const tr_pipe *p, int lo, int hi, int edge)
+/* This rank's program, from every rank's action list (pipeline_program.h). */
+static int make_program(tr_pipe *p, char *err, size_t len)
 {
-    if (edge < 0)
-        return hi == lo + 1;
-    return stage_of_layer(p, p->m->skip_from[edge]) == lo &&
-           stage_of_layer(p, p->m->skip_to[edge]) == hi;
-}
-
-static int is_send(mc_sched_op_t op)
-{
-    return op == MC_SCHED_SEND_F || op == MC_SCHED_SEND_B;
-}
-
-static int is_recv(mc_sched_op_t op)
-{
-    return op == MC_SCHED_RECV_F || op == MC_SCHED_RECV_B;
-}
-
-static int min_int(int a, int b)
-{
-    return a < b ? a : b;
-}
-
-static int max_int(int a, int b)
-{
-    return a > b ? a : b;
-}
-
-static int link_key(const tr_pipe *p, const mc_sched_action_t *a)
-{
-    int lo = min_int(a->stage, a->peer), hi = max_int(a->stage, a->peer);
-    return ((lo * p->nstages + hi) * p->M + a->microbatch) * 2 + a->grad;
-}
-
-static int add_xfers(tr_pipe *p, const mc_sched_action_t *a, int key, int after)
-{
-    int lo = min_int(a->stage, a->peer), hi = max_int(a->stage, a->peer);
-    xfer_t *x = realloc(p->x, (size_t)(p->nx + 1 + p->m->nskips) * sizeof(*x));
-    if (!x)
+    const mc_sched_action_t **acts = calloc((size_t)p->nranks, sizeof(*acts));
+    size_t *nacts = calloc((size_t)p->nranks, sizeof(*nacts));
+    if (!acts || !nacts) {
+        free(acts);
+        free(nacts);
+        snprintf(err, len, "out of memory");
         return -1;
-    p->x = x;
-    p->key_first[key] = p->nx;
-    for (int e = -1; e < p->m->nskips; e++) {
-        if (!link_moves(p, lo, hi, e))
-            continue;
-        xfer_t *t = &p->x[p->nx++];
-        t->from = a->grad ? hi : lo;
-        t->to = a->grad ? lo : hi;
-        t->src = p->stages[t->from].rank;
-        t->dst = p->stages[t->to].rank;
-        t->mb = a->microbatch;
-        t->grad = a->grad;
-        t->edge = e;
-        t->after = after;
     }
-    p->key_n[key] = p->nx - p->key_first[key];
-    return 0;
-}
-
-/* A send of the dry run: when (in planning cost units) and in which order it ran. */
-typedef struct {
-    const mc_sched_action_t *a;
-    int key, rank, peer, pos; /* pos: the action's index in its rank's list */
-    double time;
-    int seq;
-} send_t;
-
-static int by_time(const void *x, const void *y)
-{
-    const send_t *a = x, *b = y;
-    if (a->time != b->time)
-        return a->time < b->time ? -1 : 1;
-    return (a->seq > b->seq) - (a->seq < b->seq);
-}
-
-/* Planning costs: the schedule library's F = 1, B = 2, W = 1 (so I = 1). */
-static double cost(mc_sched_op_t op)
-{
-    return op == MC_SCHED_B ? 2.0 : 1.0;
-}
-
-/* Reshards between two ranks must start in the same order on both, and the receiver has no
- * action of its own for its start. So the executor fixes one order of the sends: it runs
- * every rank's list with blocking receives and the planning costs (a dry run, round robin),
- * and orders the sends by the time they ran, then by the order the dry run met them. A
- * receiver starts its side of a transfer right after its own last send to that sender that
- * comes earlier in the order (or at the top of the step). That is before its receive: the
- * receive ran at or after the send in the dry run, and those own sends before it. Ordering
- * by time rather than by the round robin lets receivers start as early as the timing
- * allows; the round robin alone put, under eager-1f1b, the next activation behind the
- * receiver's gradient sends, so it waited for the receiver to start. */
-static int dry_run(tr_pipe *p, char *err, size_t len)
-{
-    const int n = p->nranks;
-    const mc_sched_action_t **list = calloc((size_t)n, sizeof(*list));
-    size_t *count = calloc((size_t)n, sizeof(*count)), *pc = calloc((size_t)n, sizeof(*pc)),
-           total = 0;
-    double *clock = calloc((size_t)n, sizeof(double));
-    int *last_send = malloc((size_t)n * n * sizeof(int)), nsends = 0, rc = -1;
-    send_t *sends = NULL;
-    const size_t nkeys = (size_t)p->nstages * p->nstages * p->M * 2;
-    double *sent_at = malloc(nkeys * sizeof(double)); /* per key; -1 until sent */
-    if (!list || !count || !pc || !clock || !last_send || !sent_at)
-        goto out;
-    for (size_t k = 0; k < nkeys; k++)
-        sent_at[k] = -1.0;
-    for (int r = 0; r < n; r++) {
-        tr_pipe_actions(p, r, &list[r], &count[r]);
-        total += count[r];
-    }
-    if (!(sends = calloc(total + 1, sizeof(*sends))))
-        goto out;
-    for (int moved = 1; moved;) {
-        moved = 0;
-        for (int r = 0; r < n; r++)
-            for (; pc[r] < count[r]; pc[r]++, moved = 1) {
-                const mc_sched_action_t *a = &list[r][pc[r]];
-                if (a->op == MC_SCHED_F || a->op == MC_SCHED_B || a->op == MC_SCHED_I ||
-                    a->op == MC_SCHED_W) {
-                    clock[r] += cost(a->op);
-                    continue;
-                }
-                if (!is_send(a->op) && !is_recv(a->op)) {
-                    char text[64];
-                    mc_sched_action_format(a, text, sizeof(text));
-                    fail(err, len, "schedule action %s is not supported by the executor", text);
-                    goto out;
-                }
-                int key = link_key(p, a);
-                if (is_recv(a->op)) {
-                    if (sent_at[key] < 0.0)
-                        break; /* not sent yet */
-                    clock[r] = clock[r] > sent_at[key] ? clock[r] : sent_at[key];
-                    continue;
-                }
-                sent_at[key] = clock[r];
-                sends[nsends] =
-                    (send_t){a, key, r, p->stages[a->peer].rank, (int)pc[r], clock[r], nsends};
-                nsends++;
-            }
-    }
-    for (int r = 0; r < n; r++)
-        if (pc[r] < count[r]) {
-            fail(err, len, "the schedule's lists deadlock at rank %d", r);
-            goto out;
-        }
-    qsort(sends, (size_t)nsends, sizeof(*sends), by_time);
-    for (int i = 0; i < n * n; i++)
-        last_send[i] = -1;
-    for (int i = 0; i < nsends; i++) {
-        const send_t *t = &sends[i];
-        if (add_xfers(p, t->a, t->key, last_send[t->peer * n + t->rank]))
-            goto out;
-        last_send[t->rank * n + t->peer] = t->pos;
-    }
-    rc = 0;
-out:
-    if (rc && !err[0])
-        fail(err, len, "out of memory");
-    free(list);
-    free(count);
-    free(pc);
-    free(clock);
-    free(last_send);
-    free(sent_at);
-    free(sends);
-    return rc;
-}
-
-static int add_instr(tr_pipe *p, int kind, int index)
-{
-    instr_t *v = realloc(p->prog, (size_t)(p->nprog + 1) * sizeof(*v));
-    if (!v)
+    for (int r = 0; r < p->nranks; r++)
+        tr_pipe_actions(p, r, &acts[r], &nacts[r]);
+    /* the buckets' weights: each layer's parameters on its rank (as the simulator counts) */
+    double *weight = malloc((size_t)p->whole->nlayers * sizeof(double));
+    for (int l = 0; weight && l < p->whole->nlayers; l++)
+        weight[l] =
+            tr_sim_mparams(&p->whole->cfg, l, l + 1, p->tp[p->stages[stage_of_layer(p, l)].rank]);
+    tr_program_spec spec = {.nranks = p->nranks,
+                            .nstages = p->nstages,
+                            .M = p->M,
+                            .stages = p->stages,
+                            .nskips = p->m->nskips,
+                            .skip_from = p->m->skip_from,
+                            .skip_to = p->m->skip_to,
+                            .acts = acts,
+                            .nacts = nacts,
+                            .replicas = p->D,
+                            .dp_buckets = p->cfg.dp_buckets > 0 ? p->cfg.dp_buckets : 2,
+                            .layer_weight = weight};
+    int rc = weight ? tr_program_build(&spec, &p->g, err, len) : -1;
+    if (!weight)
+        snprintf(err, len, "out of memory");
+    free(weight);
+    free(acts);
+    free(nacts);
+    if (rc)
         return -1;
-    p->prog = v;
-    p->prog[p->nprog++] = (instr_t){kind, index};
-    return 0;
-}
-
-static int add_recv_starts(tr_pipe *p, int after)
-{
-    for (int i = 0; i < p->nx; i++)
-        if (p->x[i].dst == p->rank && p->x[i].after == after && add_instr(p, IN_START, i))
-            return -1;
-    return 0;
-}
-
-/* This rank's program: its actions, a start per send, a wait per receive, and the
- * receiver's starts where the dry run put them. */
-static int build_program(tr_pipe *p)
-{
-    if (add_recv_starts(p, -1))
-        return -1;
-    for (size_t i = 0; i < p->nacts; i++) {
-        const mc_sched_action_t *a = &p->acts[i];
-        if (is_send(a->op) || is_recv(a->op)) {
-            int key = link_key(p, a);
-            for (int k = 0; k < p->key_n[key]; k++)
-                if (add_instr(p, is_send(a->op) ? IN_START : IN_WAIT, p->key_first[key] + k))
-                    return -1;
-        } else if (add_instr(p, IN_COMPUTE, (int)i)) {
-            return -1;
-        }
-        if (add_recv_starts(p, (int)i))
-            return -1;
-    }
+    p->x = p->g.x;
+    p->nx = p->g.nx;
+    p->prog = p->g.prog[p->rank];
+    p->nprog = p->g.nprog[p->rank];
     return 0;
 }
 
@@ -300,7 +132,8 @@ static int make_plans(tr_pipe *p, char *err, size_t len)
         }
     mesh_devices(p, p->rank, ids);
     const int T = p->tp[p->rank];
-    int rc = tr_dp_create(p->topo, ids, p->D, T, me, &p->m->params, p->owned, p->cfg.strategy,
+    int rc = tr_dp_create(p->topo, ids, p->D, T, me, &p->m->params, p->bucket_of,
+                          p->g.nbuckets[p->rank] ? p->g.nbuckets[p->rank] : 1, p->cfg.strategy,
                           p->cfg.sender, &p->dp, err, len);
     if (!rc && T > 1) /* this replica's tp ranks: one row of the mesh */
         rc = tr_tp_create(p->comm, p->topo, ids + p->dpi * T, T, p->tpi,
@@ -324,7 +157,8 @@ static int make_plans(tr_pipe *p, char *err, size_t len)
     return 0;
 }
 
-static void mark_layer_params(tr_pipe *p, const tr_layer *ly, int rank)
+/* Sets out[i] = value for every parameter i of a layer. */
+static void layer_params(const tr_pipe *p, const tr_layer *ly, int value, int *out)
 {
     const tr_block *b = &ly->blk;
     const tr_param *list[] = {ly->wte, ly->wpe, ly->joinw, ly->joinb,  ly->lnfw,  ly->lnfb, ly->lmw,
@@ -332,7 +166,34 @@ static void mark_layer_params(tr_pipe *p, const tr_layer *ly, int rank)
                               b->ln2b, b->fcw,  b->fcb,    b->fcprojw, b->fcprojb};
     for (size_t i = 0; i < sizeof(list) / sizeof(list[0]); i++)
         if (list[i])
-            p->owner[list[i] - p->m->params.p] = rank;
+            out[list[i] - p->m->params.p] = value;
+}
+
+/* Which bucket sums each of this rank's parameters: the one holding its layer (every
+ * parameter in bucket 0 when one sum after the backward does them all). */
+static int assign_buckets(tr_pipe *p)
+{
+    const tr_params *ps = &p->m->params;
+    if (!(p->bucket_of = malloc(((size_t)ps->count + 1) * sizeof(int))) ||
+        !(p->dp_start = calloc((size_t)p->g.nbuckets[p->rank] + 1, sizeof(double))) ||
+        !(p->layer_of = calloc((size_t)ps->count + 1, sizeof(int))))
+        return -1;
+    for (int l = 0; l < p->m->nlayers; l++)
+        layer_params(p, &p->m->layers[l], l, p->layer_of);
+    for (int i = 0; i < ps->count; i++) {
+        p->bucket_of[i] = p->owned[i] ? 0 : -1;
+        for (int b = 0; p->owned[i] && b < p->g.nbuckets[p->rank]; b++) {
+            const tr_bucket *k = &p->g.buckets[p->rank][b];
+            if (p->layer_of[i] >= k->first && p->layer_of[i] < k->last)
+                p->bucket_of[i] = b;
+        }
+    }
+    return 0;
+}
+
+static void mark_layer_params(tr_pipe *p, const tr_layer *ly, int rank)
+{
+    layer_params(p, ly, rank, p->owner);
 }
 
 /* Boundary tensors of this rank's stages; a neighbour on the same rank shares them. */
@@ -377,48 +238,12 @@ static int alloc_buffers(tr_pipe *p)
     return 0;
 }
 
-/* The schedule, with the model's skip edges between stages that are not neighbours. */
+/* The schedule and the stage split (pipeline_program.h). */
 static int make_schedule(tr_pipe *p, const tr_pipe_config *cfg, char *err, size_t len)
 {
     const tr_model *m = p->whole;
-    /* stages first (without skips) to learn their count and placement */
-    mc_schedule_info_t info;
-    if (mc_schedule_create(cfg->kind, p->nranks, p->M, NULL, &p->sched) ||
-        mc_schedule_info(p->sched, &info))
-        return fail(err, len, "%s", mc_last_error());
-    p->nstages = info.nstages;
-    if (m->nlayers < p->nstages)
-        return fail(err, len, "%d stages need at least %d layers; the model has %d (blocks + 2)",
-                    p->nstages, p->nstages, m->nlayers);
-    p->stages = calloc((size_t)p->nstages, sizeof(*p->stages));
-    int *skips = calloc((size_t)2 * (m->nskips + 1), sizeof(int)), nskips = 0;
-    if (!p->stages || !skips) {
-        free(skips);
-        return fail(err, len, "out of memory");
-    }
-    for (int s = 0; s < p->nstages; s++) {
-        p->stages[s].first = s * m->nlayers / p->nstages;
-        p->stages[s].last = (s + 1) * m->nlayers / p->nstages;
-        mc_schedule_stage_rank(p->sched, s, &p->stages[s].rank);
-    }
-    /* skip edges between stages that are not neighbours, each stage pair once */
-    for (int e = 0; e < m->nskips; e++) {
-        int a = stage_of_layer(p, m->skip_from[e]), b = stage_of_layer(p, m->skip_to[e]), dup = 0;
-        for (int k = 0; k < nskips; k++)
-            dup |= skips[2 * k] == a && skips[2 * k + 1] == b;
-        if (b > a + 1 && !dup) {
-            skips[2 * nskips] = a;
-            skips[2 * nskips + 1] = b;
-            nskips++;
-        }
-    }
-    mc_schedule_params_t sp = {
-        .field_mask = MC_SCHED_PARAM_SKIPS, .nskips = nskips, .skips = skips};
-    mc_schedule_destroy(p->sched);
-    p->sched = NULL;
-    mc_status_t s = mc_schedule_create(cfg->kind, p->nranks, p->M, nskips ? &sp : NULL, &p->sched);
-    free(skips);
-    return s ? fail(err, len, "%s", mc_last_error()) : 0;
+    return tr_program_schedule(cfg->kind, p->nranks, p->M, m->nlayers, m->nskips, m->skip_from,
+                               m->skip_to, &p->sched, &p->stages, &p->nstages, err, len);
 }
 
 /* This rank's copy of the model and of the optimizer state: the blocks of its stages split
@@ -484,21 +309,10 @@ void tr_pipe_actions(const tr_pipe *p, int rank, const mc_sched_action_t **list,
     mc_schedule_actions(p->sched, rank, list, n);
 }
 
-/* One pipeline rank has no schedule: each replica runs F then B per microbatch, as one
- * process does. */
 static int solo_list(tr_pipe *p)
 {
-    p->solo = calloc(2 * (size_t)p->M, sizeof(*p->solo));
-    p->stages = calloc(1, sizeof(*p->stages));
-    if (!p->solo || !p->stages)
-        return -1;
-    p->stages[0] = (stage_t){0, p->whole->nlayers, 0};
-    for (int mb = 0; mb < p->M; mb++) {
-        p->solo[2 * mb] = (mc_sched_action_t){.op = MC_SCHED_F, .microbatch = mb, .peer = -1};
-        p->solo[2 * mb + 1] = (mc_sched_action_t){.op = MC_SCHED_B, .microbatch = mb, .peer = -1};
-    }
     p->nstages = 1;
-    return 0;
+    return tr_program_solo(p->M, p->whole->nlayers, &p->solo, &p->stages);
 }
 
 /* Where this world rank sits: pipeline rank, replica, tensor-parallel index. */
@@ -562,25 +376,18 @@ int tr_pipe_create(const tr_model *m, const tr_adamw *o, mc_comm_t *comm, const 
     if (make_local(p, o))
         return fail(err, len, "out of memory");
     tr_pipe_actions(p, p->rank, &p->acts, &p->nacts);
-    const size_t nkeys = (size_t)p->nstages * p->nstages * p->M * 2;
-    p->key_first = malloc(nkeys * sizeof(int));
-    p->key_n = calloc(nkeys, sizeof(int));
-    if (!p->key_first || !p->key_n)
-        return fail(err, len, "out of memory");
-    for (size_t k = 0; k < nkeys; k++)
-        p->key_first[k] = -1;
-    if (dry_run(p, err, len))
+    if (make_program(p, err, len))
         return -1;
-    if (build_program(p) || !(p->mine = calloc((size_t)p->nx + 1, sizeof(int))))
+    if (!(p->mine = calloc((size_t)p->nx + 1, sizeof(int))))
         return fail(err, len, "out of memory");
     for (int i = 0; i < p->nx; i++)
         if (p->x[i].src == p->rank || p->x[i].dst == p->rank)
             p->mine[p->nmine++] = i;
-    if (p->nmine > MAX_INFLIGHT)
+    if (p->nmine + p->g.nbuckets[p->rank] > MAX_INFLIGHT) /* the sums' buckets are in flight too */
         return fail(err, len,
                     "rank %d takes part in %d reshards per step, more than the %d a communicator "
-                    "keeps in flight; use fewer microbatches",
-                    p->rank, p->nmine, MAX_INFLIGHT);
+                    "keeps in flight; use fewer microbatches or --dp-buckets",
+                    p->rank, p->nmine + p->g.nbuckets[p->rank], MAX_INFLIGHT);
     p->req = calloc((size_t)p->nx + 1, sizeof(*p->req));
     p->state = calloc((size_t)p->nx + 1, sizeof(int));
     p->t_start = calloc((size_t)p->nx + 1, sizeof(double));
@@ -590,6 +397,9 @@ int tr_pipe_create(const tr_model *m, const tr_adamw *o, mc_comm_t *comm, const 
     p->losses = calloc((size_t)p->M * p->D * (p->nworld + 1), sizeof(double));
     if (!p->req || !p->state || !p->t_start || !p->t_done || !p->times || !p->loss || !p->losses ||
         alloc_buffers(p))
+        return fail(err, len, "out of memory");
+    if (assign_buckets(p) ||
+        !(p->part = tr_alloc((size_t)p->cfg.micro_batch * p->m->cfg.seq * p->m->cfg.dmodel)))
         return fail(err, len, "out of memory");
     return make_plans(p, err, len);
 }
@@ -638,10 +448,11 @@ void tr_pipe_free(tr_pipe *p)
     mc_topology_destroy(p->topo);
     mc_schedule_destroy(p->sched);
     free(p->stages);
-    free(p->x);
-    free(p->key_first);
-    free(p->key_n);
-    free(p->prog);
+    tr_program_free(&p->g);
+    free(p->bucket_of);
+    free(p->layer_of);
+    free(p->dp_start);
+    free(p->part);
     free(p->mine);
     free(p->owned);
     free(p->loss);
@@ -787,10 +598,29 @@ static int start_request(tr_pipe *p, int i, char *err, size_t len)
     return 0;
 }
 
-static void compute(tr_pipe *p, const mc_sched_action_t *a, const int *tokens, const int *targets)
+/* Runs a part [first, last) of stage s's backward op: from the top, the parts in between
+ * pass the gradient through p->part (the same operations as the whole op, so the same bits). */
+static void backward_part(tr_pipe *p, const mc_sched_action_t *a, int first, int last)
 {
     const stage_t *st = &p->stages[a->stage];
     const int s = a->stage, mb = a->microbatch, M = p->M;
+    const float *dout = last == st->last ? p->dout[s * M + mb] : p->part;
+    float *din = first == st->first ? p->din[s * M + mb] : p->part;
+    if (a->op == MC_SCHED_W)
+        tr_stage_backward_weight(p->m, p->a[mb], first, last);
+    else
+        tr_stage_backward(p->m, p->a[mb], first, last, 1.0f / (float)(M * p->D), dout, din);
+}
+
+static void compute(tr_pipe *p, const mc_sched_action_t *a, const instr_t *in, const int *tokens,
+                    const int *targets)
+{
+    const stage_t *st = &p->stages[a->stage];
+    const int s = a->stage, mb = a->microbatch, M = p->M;
+    if (in->first < in->last) {
+        backward_part(p, a, in->first, in->last);
+        return;
+    }
     /* replica d runs the batch's microbatches d*M .. d*M + M-1 */
     const size_t off = (size_t)(p->dpi * M + mb) * p->cfg.micro_batch * p->m->cfg.seq;
     tr_acts *acts = p->a[mb];
@@ -877,41 +707,55 @@ int tr_pipe_step(tr_pipe *p, const int *tokens, const int *targets, tr_pipe_stat
     memset(p->times, 0, 3 * (size_t)p->nx * sizeof(double));
     for (int k = 0; k < p->nmine; k++)
         p->state[p->mine[k]] = XS_IDLE;
+    double reduce_s = 0.0;
     for (int i = 0; i < p->nprog && !rc; i++) {
         const instr_t *in = &p->prog[i];
+        double t0 = now();
         if (in->kind == IN_START) {
             rc = start_request(p, in->index, err, len);
         } else if (in->kind == IN_WAIT) {
             rc = wait_request(p, in->index, err, len);
+        } else if (in->kind == IN_DP_SUM) {
+            rc = tr_dp_reduce(p->dp, p->comm, &p->m->params, &reduce_s, err, len);
+            if (!rc && p->D > 1)
+                tr_pipe_record(p, EV_DP_SUM, -1, t0, now());
+        } else if (in->kind == IN_DP_START) {
+            rc = tr_dp_start(p->dp, p->comm, &p->m->params, in->index, err, len);
+            p->dp_start[in->index] = t0;
+        } else if (in->kind == IN_DP_WAIT) {
+            double blocked;
+            rc = tr_dp_wait(p->dp, &p->m->params, in->index, &blocked, err, len);
+            reduce_s += blocked;
+            if (!rc && p->D > 1) {
+                tr_pipe_record(p, EV_DP_WAIT, in->index, t0, now());
+                tr_pipe_record(p, EV_DP_SUM, in->index, p->dp_start[in->index], now());
+            }
+        } else if (in->kind == IN_OPTIM) {
+            tr_adamw_update_some(&p->opt, &p->m->params, p->owned);
+            tr_pipe_record(p, EV_OPTIM, 0, t0, now());
         } else {
             const mc_sched_action_t *a = &p->acts[in->index];
-            double t0 = now();
-            compute(p, a, tokens, targets);
+            compute(p, a, in, tokens, targets);
             double t1 = now();
             rc = tr_tp_check(p->tpg, err, len);
             p->compute_s += t1 - t0;
-            tr_pipe_record(p, EV_COMPUTE, in->index, t0, t1);
+            tr_pipe_record(p, EV_COMPUTE, i, t0, t1);
             poll_requests(p);
         }
     }
-    for (int k = 0; k < p->nmine; k++) { /* the sends still in flight; on failure, all */
-        int i = p->mine[k];
-        if (rc) {
-            mc_request_free(p->req[i]);
-            p->req[i] = NULL;
-        } else {
-            rc = wait_request(p, i, err, len);
+    if (rc) { /* the requests still in flight */
+        tr_dp_abort(p->dp);
+        for (int k = 0; k < p->nmine; k++) {
+            mc_request_free(p->req[p->mine[k]]);
+            p->req[p->mine[k]] = NULL;
         }
+        return -1;
     }
-    if (rc)
-        return -1;
-    double reduce_s;
-    if (tr_dp_reduce(p->dp, p->comm, &p->m->params, &reduce_s, err, len))
-        return -1;
     reduce_s += tr_tp_take_seconds(p->tpg);
-    tr_adamw_update_some(&p->opt, &p->m->params, p->owned);
 
-    rank_stats mine = {.seconds = now() - t_begin,
+    double t_end = now();
+    tr_pipe_record(p, EV_STEP, 0, t_begin, t_end);
+    rank_stats mine = {.seconds = t_end - t_begin,
                        .compute = p->compute_s,
                        .wait = p->wait_s,
                        .reduce = reduce_s},

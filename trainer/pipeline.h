@@ -32,7 +32,9 @@ typedef struct {
     int micro_batch;  /* B: sequences per microbatch */
     mc_strategy_t strategy;
     mc_sender_choice_t sender;
-    int trace; /* record events for tr_pipe_write_trace */
+    int trace;      /* record events for tr_pipe_write_trace */
+    int dp_buckets; /* buckets of each stage's gradient sum over replicas (0: 2; 1: one
+                     * blocking sum after the backward; pipeline_program.h) */
 } tr_pipe_config;
 
 /* One step, over all ranks. */

@@ -5,6 +5,7 @@
 
 #include "data_parallel.h"
 #include "pipeline.h"
+#include "pipeline_program.h"
 #include "tensor_parallel.h"
 
 #include <stdint.h>
@@ -12,29 +13,11 @@
 /* At most this many requests in flight on a communicator (include/meshcast/reshard.h). */
 #define MAX_INFLIGHT 255
 
-typedef struct {
-    int first, last, rank; /* layers [first, last) */
-} stage_t;
-
-/* One tensor crossing ranks for one microbatch: a reshard of its own. */
-typedef struct {
-    int from, to; /* producing and consuming stage */
-    int src, dst; /* their ranks */
-    int mb, grad;
-    int edge;  /* -1: the chain tensor between neighbour stages; else a skip edge of the model */
-    int after; /* receiver: its action after which it starts its side (-1: at the top) */
-} xfer_t;
-
 enum { XS_IDLE, XS_RUNNING, XS_DONE };
-enum { IN_COMPUTE, IN_START, IN_WAIT };
-typedef struct {
-    int kind, index; /* index: of the action (compute) or of the transfer */
-} instr_t;
-
-enum { EV_COMPUTE, EV_WAIT, EV_RESHARD };
+enum { EV_COMPUTE, EV_WAIT, EV_RESHARD, EV_DP_SUM, EV_OPTIM, EV_STEP, EV_DP_WAIT };
 typedef struct {
     double t0, t1;
-    int32_t kind, rank, step, index; /* index: action (compute) or transfer */
+    int32_t kind, rank, step, index; /* compute: instruction; transfer; bucket (-1: all) */
 } event_t;
 
 struct tr_pipe {
@@ -54,10 +37,10 @@ struct tr_pipe {
     const mc_sched_action_t *acts; /* this rank's list */
     size_t nacts;
     stage_t *stages;
-    xfer_t *x; /* every transfer of the step, in the order of the dry run's sends */
+    tr_program g;    /* every rank's program */
+    const xfer_t *x; /* g's transfers */
     int nx;
-    int *key_first, *key_n; /* per (stage pair, microbatch, direction): its transfers */
-    instr_t *prog;
+    const instr_t *prog; /* this rank's program */
     int nprog;
     int *mine, nmine; /* transfers this rank takes part in */
     mc_topology_t *topo;
@@ -65,6 +48,10 @@ struct tr_pipe {
     mc_plan_t **plan;       /* per ordered rank pair */
     mc_buffer_t *src, *dst; /* per mesh device, for the boundary reshards */
     tr_dp *dp;              /* the gradient reduction over replicas */
+    int *bucket_of;         /* per parameter: its bucket of the sum, -1: not this rank's */
+    int *layer_of;          /* per parameter: its layer */
+    double *dp_start;       /* per bucket: when its sum started */
+    float *part;            /* the gradient between two parts of a backward op */
     double reduce_s;
     tr_acts **a;                      /* per microbatch, shared by this rank's stages */
     float **in, **out, **dout, **din; /* per stage and microbatch: boundary tensors */

@@ -25,20 +25,27 @@ static void write_event(const tr_pipe *p, FILE *f, const event_t *e, double t0, 
 {
     const double ts = (e->t0 - t0) * 1e6, dur = (e->t1 - e->t0) * 1e6;
     char name[96];
+    const int r = tr_pipe_rank_of(p, e->rank);
+    const int async = e->kind == EV_RESHARD || (e->kind == EV_DP_SUM && e->index >= 0);
     if (e->kind == EV_COMPUTE) {
+        const instr_t *in = &p->g.prog[r][e->index];
         const mc_sched_action_t *list;
         size_t n;
-        tr_pipe_actions(p, tr_pipe_rank_of(p, e->rank), &list, &n);
-        mc_sched_action_format(&list[e->index], name, sizeof(name));
+        tr_pipe_actions(p, r, &list, &n);
+        tr_program_compute_name(&list[in->index], in, name, sizeof(name));
+    } else if (e->kind == EV_DP_SUM && e->index >= 0) {
+        tr_program_bucket_name(&p->g.buckets[r][e->index], name, sizeof(name));
+    } else if (e->kind == EV_DP_SUM || e->kind == EV_OPTIM || e->kind == EV_STEP ||
+               e->kind == EV_DP_WAIT) {
+        snprintf(name, sizeof(name), "%s",
+                 e->kind == EV_DP_SUM    ? "dp sum"
+                 : e->kind == EV_OPTIM   ? "adamw"
+                 : e->kind == EV_DP_WAIT ? "wait dp sums"
+                                         : "step");
     } else {
-        const xfer_t *x = &p->x[e->index];
-        char edge[16] = "";
-        if (x->edge >= 0)
-            snprintf(edge, sizeof(edge), "skip%d ", x->edge);
-        snprintf(name, sizeof(name), "%s%s %d->%d mb%d", edge, x->grad ? "grad" : "act", x->from,
-                 x->to, x->mb);
+        tr_program_xfer_name(&p->x[e->index], name, sizeof(name));
     }
-    if (e->kind == EV_RESHARD)
+    if (async) /* reshards and bucket sums: from the start to when the rank saw it done */
         fprintf(f,
                 ",\n{\"name\":\"%s\",\"cat\":\"reshard\",\"ph\":\"b\",\"id\":%d,\"pid\":%d,"
                 "\"tid\":1,\"ts\":%.3f,\"args\":{\"step\":%d}},\n"
@@ -49,8 +56,32 @@ static void write_event(const tr_pipe *p, FILE *f, const event_t *e, double t0, 
         fprintf(f,
                 ",\n{\"name\":\"%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,"
                 "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"step\":%d}}",
-                e->kind == EV_WAIT ? "wait " : "", name, e->kind == EV_WAIT ? "wait" : "compute",
+                e->kind == EV_WAIT ? "wait " : "", name,
+                e->kind == EV_WAIT || e->kind == EV_DP_WAIT ? "wait"
+                : e->kind == EV_COMPUTE                     ? "compute"
+                                                            : "step",
                 e->rank, ts, dur, e->step);
+}
+
+/* The run's shape, so that the step simulator can read per-op costs from the trace
+ * (sim_costs.c): the model, the microbatch, and every stage's layers and rank. */
+static void write_config(const tr_pipe *p, FILE *f)
+{
+    const tr_config *c = &p->whole->cfg;
+    fprintf(f,
+            "{\"otherData\":{\"model\":\"%s\",\"layers\":%d,\"dmodel\":%d,\"heads\":%d,"
+            "\"seq\":%d,\"micro_batch\":%d,\"microbatches\":%d,\"dp\":%d,\"ranks\":%d,"
+            "\"schedule\":\"%s\",\"tp\":[",
+            c->arch == TR_ARCH_GPT ? "gpt" : "utransformer", c->blocks, c->dmodel, c->heads, c->seq,
+            p->cfg.micro_batch, p->M * p->D, p->D, p->nranks,
+            p->sched ? mc_sched_kind_name(p->cfg.kind) : "none");
+    for (int r = 0; r < p->nranks; r++)
+        fprintf(f, "%s%d", r ? "," : "", p->tp[r]);
+    fputs("],\"stages\":[", f);
+    for (int s = 0; s < p->nstages; s++)
+        fprintf(f, "%s[%d,%d,%d]", s ? "," : "", p->stages[s].first, p->stages[s].last,
+                p->stages[s].rank);
+    fputs("]},\n", f);
 }
 
 int tr_pipe_write_trace(tr_pipe *p, FILE *f, char *err, size_t len)
@@ -79,7 +110,8 @@ int tr_pipe_write_trace(tr_pipe *p, FILE *f, char *err, size_t len)
         for (int64_t i = 0; i < counts[r]; i++)
             if (t0 == 0.0 || all[r * most + i].t0 < t0)
                 t0 = all[r * most + i].t0;
-    fputs("{\"traceEvents\":[", f);
+    write_config(p, f);
+    fputs("\"traceEvents\":[", f);
     for (int r = 0; r < n; r++) {
         fprintf(f,
                 "%s\n{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%d,\"args\":{\"name\":\"rank "

@@ -38,7 +38,8 @@ static int train(const tr_options *o, mc_comm_t *comm)
                          .micro_batch = micro_b,
                          .strategy = o->strategy,
                          .sender = o->sender,
-                         .trace = o->trace != NULL};
+                         .trace = o->trace != NULL,
+                         .dp_buckets = o->dp_buckets};
     tr_data data;
     if (tr_data_load(&data, o->data, T, o->seed, err, sizeof(err)))
         return fail(rank, "data", err);

@@ -56,6 +56,8 @@ bad "needs at least 2 stages" --stages 1 --transport ucx
 bad "more than the model's 4 layers" "${tiny[@]}" --stages 4 --schedule zb-v --microbatches 4
 bad "--trace needs a pipeline" --trace "$tmp/t.json"
 bad "--dp must be an integer" --dp 0
+bad "--dp-buckets must be an integer" --dp-buckets 0
+bad "--dp-buckets must be an integer" --dp-buckets x
 bad "does not split over --dp 3 replicas" --batch 8 --microbatches 4 --dp 3
 bad "--tp 3 does not divide --heads 4" --tp 3
 bad "--tp 2 does not divide --heads 1" --heads 1 --tp 2
@@ -66,6 +68,26 @@ bad "--tp must be an integer" --stages 2 --tp 2,x
 bad "is 4096 ranks, more than 1024" --stages 64 --dp 64 --microbatches 64 --batch 64
 bad "use at most 63" --stages 2 --batch 64 --microbatches 64
 bad "use at most 31" --stages 2 --batch 64 --microbatches 32 --schedule zb-v
+printf 'F 1\nB x\n' >"$tmp/costs.bad"
+printf 'F 1\nB 2\nfrobs 3\n' >"$tmp/costs.unknown"
+printf 'F 1\n' >"$tmp/costs.noB"
+printf 'F 0.001\nB 0.002\ncomm 0.0005\n' >"$tmp/costs.txt"
+bad "--sim-costs needs --simulate" --stages 2 --sim-costs "$tmp/costs.txt"
+bad "--topology needs --simulate" --stages 2 --topology p3.8xlarge
+bad "--sim-speed needs --simulate" --stages 2 --sim-speed 2
+bad "--sim-sums needs --simulate" --stages 2 --sim-sums meshcast
+bad "--sim-sums must be send_recv" --stages 2 --simulate --sim-costs "$tmp/costs.txt" --sim-sums x
+bad "--simulate needs --sim-costs FILE or --sim-compare" --stages 2 --simulate
+bad "--sim-speed must be a number" --stages 2 --simulate --sim-costs "$tmp/costs.txt" --sim-speed 0
+bad "--sim-speed must be a number" --stages 2 --simulate --sim-costs "$tmp/costs.txt" --sim-speed x
+bad "--simulate trains nothing" --stages 2 --simulate --sim-costs "$tmp/costs.txt" --resume \
+    --checkpoint-dir "$tmp"
+bad "cannot be read" --stages 2 --simulate --sim-costs "$tmp/missing"
+bad "line 2: expected" --stages 2 --simulate --sim-costs "$tmp/costs.bad"
+bad "unknown entry 'frobs'" --stages 2 --simulate --sim-costs "$tmp/costs.unknown"
+bad "gives no F or no B" --stages 2 --simulate --sim-costs "$tmp/costs.noB"
+bad "not a meshcast-train trace" --stages 2 --simulate --sim-compare "$tmp/costs.txt"
+bad "--topology nowhere" --stages 2 --simulate --sim-costs "$tmp/costs.txt" --topology nowhere
 
 "$train" --help | grep -q -- "--microbatches" || fail "--help lacks --microbatches"
 
@@ -122,6 +144,30 @@ assert {"0F0", "2B1", "1F1"} <= names, names
 begins = sum(e["ph"] == "b" for e in ev)
 assert begins == sum(e["ph"] == "e" for e in ev) and begins > 0
 PY
+# the step simulator on that run: its own trace's costs, the measured steps beside it, a
+# simulated trace with the same names; and a costs file by hand (F 1 ms, B 2 ms, every
+# reshard 0.5 ms: a GPT of 4 blocks as 3 stages, 2 microbatches of 1f1b)
+"$train" "${pipe[@]}" --stages 3 --schedule 1f1b --strategy send_recv --simulate \
+    --sim-compare "$tmp/trace.json" --trace "$tmp/sim.json" >"$tmp/sim.out" || fail "--simulate"
+"$train" "${tiny[@]}" --layers 4 --microbatches 2 --json --stages 3 --simulate \
+    --sim-costs "$tmp/costs.txt" \
+    --sim-speed 2 >>"$tmp/sim.out" || fail "--simulate with a costs file"
+/usr/bin/python3 - "$tmp/sim.out" "$tmp/trace.json" "$tmp/sim.json" <<'PY' || fail "--simulate output"
+import json, sys
+recs = [json.loads(line) for line in open(sys.argv[1])]
+assert recs[0]["simulate"] and recs[1]["simulated"] and recs[1]["ms"] > 0, recs[:2]
+steps = [r for r in recs if "measured_ms" in r]
+assert recs[2]["costs"]["F"]["per_gflop_s"] >= 0, recs[2]
+assert len(steps) == 3 and all(r["simulated_ms"] == recs[1]["ms"] for r in steps), steps
+assert "median_step_error" in recs[len(steps) + 3], recs
+real = {e["name"] for e in json.load(open(sys.argv[2]))["traceEvents"] if e.get("cat") == "compute"}
+sim = {e["name"] for e in json.load(open(sys.argv[3]))["traceEvents"] if e.get("cat") == "compute"}
+assert real == sim, (real ^ sim)
+# by hand, halved by --sim-speed 2: F 0.5, B 1, c 0.5 ms, 1f1b on 3 ranks, 2 microbatches:
+# rank 0 F0 [0,.5] F1 [.5,1]; rank 1 F0 [1,1.5] F1 [1.5,2]; rank 2 F0 [2,2.5] B0 [2.5,3.5]
+# F1 [3.5,4] B1 [4,5]; rank 1 B0 [4,5] B1 [5.5,6.5]; rank 0 B0 [5.5,6.5] B1 [7,8]
+assert abs(recs[-2]["ms"] - 8.0) < 1e-9, recs[-2]
+PY
 
 # data and tensor parallelism (threads world): 2 pipeline ranks, 2 replicas, tp 2 on the
 # first and 1 on the second (6 ranks): the single-process losses within 1e-5 relative (the
@@ -149,4 +195,16 @@ for run in (got, resumed):
     assert all(abs(a - b) <= 1e-5 * abs(b) for a, b in zip(run, want)), (run, want)
 PY
     fail "dp x tp losses differ from one process"
+# its trace: every bucket's sum as a span "dp sum stage S layers A-B", the waits for them;
+# --dp-buckets 1 gives the same losses with one "dp sum" per rank and step
+"$train" "${par[@]}" --steps 2 --trace "$tmp/dp.json" >"$tmp/dp2.out" || fail "dp x tp, traced"
+"$train" "${par[@]}" --steps 2 --dp-buckets 1 >"$tmp/dp1.out" || fail "dp x tp, one sum"
+diff <(losses <"$tmp/dp2.out") <(losses <"$tmp/dp1.out") || fail "--dp-buckets 1 differs"
+/usr/bin/python3 - "$tmp/dp.json" <<'PY' || fail "dp bucket trace"
+import json, sys
+names = {e["name"] for e in json.load(open(sys.argv[1]))["traceEvents"] if "name" in e}
+sums = [n for n in names if n.startswith("dp sum stage ")]
+assert len(sums) >= 4 and "wait dp sums" in names, sorted(names)
+assert any(" layers " in n and n[0].isdigit() for n in names), sorted(names)
+PY
 echo "cli_train: ok"

@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -30,6 +31,8 @@ enum {
 }; /* dp 2 x 4 ranks interleaved: 4 per replica */
 static const uint64_t SEED = 5, DATA_SEED = 9;
 static const float LR = 3e-3f;
+static int dp_buckets;           /* tr_pipe_config.dp_buckets of the runs (0: the default, 2) */
+static float last_losses[STEPS]; /* rank 0's losses of the last run */
 
 typedef struct {
     tr_arch arch;
@@ -77,7 +80,8 @@ static void *rank_main(void *arg)
                          .dp = r->dp,
                          .tp = r->tp,
                          .microbatches = MICRO,
-                         .micro_batch = B};
+                         .micro_batch = B,
+                         .dp_buckets = dp_buckets};
     mc_comm_t *comm = NULL;
     tr_model *m = tr_model_create(&cfg, SEED);
     tr_data d = tiny_corpus(cfg.seq, DATA_SEED);
@@ -135,6 +139,7 @@ static double run_case(tr_arch arch, mc_sched_kind_t kind, const char *strategy,
     for (int i = 0; i < n; i++)
         pthread_join(th[i], NULL);
     mc_world_destroy(world);
+    memcpy(last_losses, r[0].loss, sizeof(last_losses));
     double worst = 0.0;
     for (int i = 0; i < n; i++) {
         if (r[i].rc)
@@ -225,10 +230,53 @@ static void test_utransformer(void **state)
     oracle(TR_ARCH_UTRANSFORMER);
 }
 
+/* The data-parallel sums in buckets (--dp-buckets 1, 2, 3, 8: one blocking sum; buckets of
+ * each stage's layers started as its last backward finishes them, that backward run in parts)
+ * give the same losses bit for bit — each element is summed over the replicas in one order
+ * whatever the buckets — and one process's within 1e-5. 1 and 2 pipeline ranks, a B schedule
+ * and a split I/W one (the buckets start after W), tp 1 and 2,1, both models. */
+static void test_buckets(void **state)
+{
+    (void)state;
+    static const int one[2] = {1, 1}, mixed[2] = {2, 1}, counts[4] = {1, 2, 3, 8};
+    static const struct {
+        mc_sched_kind_t kind;
+        int ranks;
+        const int *tp;
+    } cases[] = {{MC_SCHED_1F1B, 1, one},
+                 {MC_SCHED_1F1B, 2, one},
+                 {MC_SCHED_ZB_H1, 2, one},
+                 {MC_SCHED_EAGER_1F1B, 2, mixed}};
+    for (int a = 0; a < 2; a++) {
+        const tr_arch arch = a ? TR_ARCH_UTRANSFORMER : TR_ARCH_GPT;
+        float want[STEPS], first[STEPS];
+        reference(arch, want);
+        for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+            printf("  %-13s p %d %-11s tp %d,%d dp 2, buckets", a ? "utransformer" : "gpt",
+                   cases[k].ranks, mc_sched_kind_name(cases[k].kind), cases[k].tp[0],
+                   cases[k].tp[cases[k].ranks - 1]);
+            for (int b = 0; b < 4; b++) {
+                dp_buckets = counts[b];
+                double rel = run_case(arch, cases[k].kind, strategies[(k + b) % 3], cases[k].ranks,
+                                      2, cases[k].tp, want);
+                assert_true(rel <= 1e-5);
+                if (b == 0)
+                    memcpy(first, last_losses, sizeof(first));
+                else
+                    assert_memory_equal(first, last_losses, sizeof(first));
+                printf(" %d: %.1e", counts[b], rel);
+            }
+            printf("  (bit for bit)\n");
+        }
+    }
+    dp_buckets = 0;
+}
+
 int main(void)
 {
     tr_blas_single_thread();
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_gpt),
-                                       cmocka_unit_test(test_utransformer)};
+                                       cmocka_unit_test(test_utransformer),
+                                       cmocka_unit_test(test_buckets)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
