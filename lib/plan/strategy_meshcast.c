@@ -16,6 +16,10 @@
  * that hold the piece feed their own needers from their least-loaded holder, or, in the
  * multi-path candidate, a stripe at a time from a holder on another host when the α–β model
  * sees it arrive sooner over the NIC (the local holders' out-ports are then the bottleneck).
+ * The scatter candidate cuts a piece into one stripe per needer of its widest host, holding
+ * hosts included (down to 16 KiB), each entering a different needer, which passes it on:
+ * a scatter and an all-gather inside the host, so a lone holder's out-port sends each byte
+ * once rather than once per child of a tree.
  *
  * A partial source (a reduction) gets the naive or a reduce-scatter plan
  * (strategy_reduce_scatter.c), whichever the simulator finds fastest. */
@@ -28,6 +32,9 @@
 /* The fine policy's least stripe: small tensors that many devices need get more stripes,
  * so more devices share the forwarding (more messages, each paying α). */
 #define FINE_STRIPE_BYTES (256 << 10)
+/* The scatter policy's least stripe: one stripe per needer of a host, however small the
+ * piece, so that a holder's out-port sends each byte once and its mates pass it on. */
+#define SCATTER_STRIPE_BYTES (16 << 10)
 /* Pieces up to which lb_order's plan is among the candidates (it plans 3,420 in ~15 ms and
  * 10,752 in ~30 ms; its rounds still grow faster than linearly). */
 #define LB_ORDER_MAX_PIECES 12288
@@ -37,6 +44,7 @@ enum {
     POLICY_PER_NEEDER, /* and at least one per needer of the widest needing host */
     POLICY_FINE,       /* the same with stripes >= FINE_STRIPE_BYTES */
     POLICY_MULTIPATH,  /* per needer, and hosts that hold a stripe may take it over the NIC */
+    POLICY_SCATTER,    /* per needer of the widest host, holders' hosts too, small stripes */
     POLICY_DIRECT,     /* no stripes, no relays: each needer straight from a holder */
     /* the other strategies' plans, as candidates */
     POLICY_SEND_RECV,
@@ -129,7 +137,7 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
     mc_status_t s = MC_OK;
     int nh = mc_group_by_host(topo, p->holders, p->nholders, c->hruns);
     int nn = mc_group_by_host(topo, p->needers, p->nneeders, c->nruns);
-    int nneed = 0;
+    int nneed = 0, scatter = min_stripe < FINE_STRIPE_BYTES;
     for (int g = 0; g < nn; g++)
         if (!mc_find_run(c->hruns, nh, c->nruns[g].host))
             c->order[nneed++] = g;
@@ -140,6 +148,11 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
     for (int j = 0; per_needer && j < nneed; j++)
         if (c->nruns[c->order[j]].count > k64)
             k64 = c->nruns[c->order[j]].count;
+    /* scatter: a host's needers each take one stripe in and pass it on (scatter, then
+     * all-gather inside the host), the holders' own hosts included */
+    for (int g = 0; scatter && g < nn; g++)
+        if (c->nruns[g].count > k64)
+            k64 = c->nruns[g].count;
     int k = (int)(k64 < want ? k64 : (want > 1 ? want : 1));
     k = mc_box_split(&p->box, ndim, k, c->stripes);
     for (int st = 0; st < k && !s; st++) {
@@ -154,7 +167,10 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
                 continue;
             const int64_t *needers = p->needers + c->nruns[g].first;
             int64_t from = local_or_remote(c, p, nh, run, bytes, multipath);
-            int64_t to = mc_least_loaded(needers, c->nruns[g].count, c->loads.dev_recv);
+            /* scatter: the entry that forwarded least, so each needer passes on a stripe
+             * (every needer receives each stripe, so dev_recv ties) */
+            int64_t to = mc_least_loaded(needers, c->nruns[g].count,
+                                         scatter ? c->loads.dev_send : c->loads.dev_recv);
             mc_loads_add(&c->loads, topo, from, to, bytes);
             if (!(s = mc_plan_add_edge(plan, from, to)))
                 s = mc_fan_out_in_host(plan, &c->loads, needers, c->nruns[g].count, to, bytes);
@@ -233,8 +249,10 @@ static mc_status_t build(mc_plan_t *plan, int policy)
             s = policy == POLICY_DIRECT
                     ? plan_direct(&c, by_size[k])
                     : plan_piece(&c, by_size[k], k, policy != POLICY_PER_HOLDER,
-                                 policy == POLICY_FINE ? FINE_STRIPE_BYTES : MIN_STRIPE_BYTES,
-                                 policy == POLICY_MULTIPATH);
+                                 policy == POLICY_FINE      ? FINE_STRIPE_BYTES
+                                 : policy == POLICY_SCATTER ? SCATTER_STRIPE_BYTES
+                                                            : MIN_STRIPE_BYTES,
+                                 policy == POLICY_MULTIPATH || policy == POLICY_SCATTER);
     if (!s)
         s = mc_plan_order_rounds(plan);
 out:
@@ -271,7 +289,7 @@ static int per_needer_differs(const mc_plan_t *plan)
 /* Candidates screened within this factor of the best so far are simulated in full. */
 #define SCREEN_SLACK 1.10
 
-/* Most candidates a plan judges (11 policies), remembered to skip repeats. */
+/* Most candidates a plan judges (12 policies), remembered to skip repeats. */
 #define MAX_SEEN 16
 
 typedef struct {
