@@ -289,8 +289,13 @@ static int per_needer_differs(const mc_plan_t *plan)
 /* Candidates screened within this factor of the best so far are simulated in full. */
 #define SCREEN_SLACK 1.10
 
-/* Most candidates a plan judges (12 policies), remembered to skip repeats. */
-#define MAX_SEEN 16
+/* Most candidates a plan judges (12 policies, then 11 again with SECOND_CAP), remembered to skip
+ * repeats. */
+#define MAX_SEEN 24
+/* The chunk cap of the candidates' second round, and the estimate / bound above which a plan
+ * gets it (each round costs a simulation per candidate, with more chunks). */
+#define SECOND_CAP (512 << 10)
+#define REFINE_ABOVE 1.03
 
 typedef struct {
     double screened;         /* best screened estimate so far */
@@ -426,11 +431,13 @@ static int multipath_differs(const mc_plan_t *plan)
     return found;
 }
 
-/* Builds alt with a policy, and moves it into plan if the simulator finds it faster. */
-static mc_status_t try_policy(mc_plan_t *plan, int policy, best_t *best)
+/* Builds alt with a policy and chunks of at most cap (0: the formula's 4 MiB), and moves it
+ * into plan if the simulator finds it faster. */
+static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *best)
 {
     mc_plan_t alt = *plan;
     int keep = 0;
+    alt.chunk_cap = cap;
     alt.flows = NULL;
     alt.edges = NULL;
     alt.nflows = alt.flows_cap = alt.nedges = alt.edges_cap = 0;
@@ -472,6 +479,7 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, best_t *best)
         plan->nedges = alt.nedges;
         plan->flows_cap = alt.flows_cap;
         plan->edges_cap = alt.edges_cap;
+        plan->chunk_cap = alt.chunk_cap;
         alt.flows = f;
         alt.edges = e;
     }
@@ -508,6 +516,38 @@ static mc_status_t try_smaller_chunks(mc_plan_t *plan, best_t *best)
     return s ? s : mc_plan_set_chunks(plan);
 }
 
+static int64_t chunk_sum(const mc_plan_t *plan)
+{
+    int64_t sum = 0;
+    for (int64_t i = 0; i < plan->nflows; i++)
+        sum += plan->flows[i].chunk_bytes;
+    return sum;
+}
+
+/* Halves the largest chunk the formula may choose (4 MiB) while the simulator finds the kept
+ * copy plan faster: the formula sizes chunks by the busiest port's bytes, so a plan of large
+ * flows through chains or trees pays a fill of several MiB per hop, which the bound does
+ * not (g0222 of the scale benchmark: 1.39 of the bound at 4 MiB, 1.03 at 256 KiB). */
+static mc_status_t try_chunk_cap(mc_plan_t *plan, best_t *best)
+{
+    int64_t kept = plan->chunk_cap;
+    mc_status_t s = MC_OK;
+    for (int64_t cap = (kept > 0 ? kept : MC_PLAN_MAX_CHUNK_BYTES) / 2;
+         cap >= MC_PLAN_MIN_CHUNK_BYTES && !s; cap /= 2) {
+        int64_t before = chunk_sum(plan);
+        double t = 0;
+        plan->chunk_cap = cap;
+        if ((s = mc_plan_set_chunks(plan)) || chunk_sum(plan) == before)
+            continue; /* no flow had chunks above the cap: try the next */
+        if ((s = mc_plan_simulate(plan, &t)) || t >= best->full)
+            break;
+        best->full = t;
+        kept = cap;
+    }
+    plan->chunk_cap = kept;
+    return s ? s : mc_plan_set_chunks(plan);
+}
+
 /* Plans with the stripe policy first, then tries the others and keeps whichever the
  * simulator finds fastest (a repeat of a plan already judged, or one whose floor — busiest
  * port, longest path — is the best's estimate or more, is not simulated; the others are screened
@@ -524,7 +564,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     mc_status_t s = MC_OK;
     if (plan->pieces->naddends > 1) { /* a reduction: naive, reduce-scatter flat or by host */
         for (int policy = POLICY_REDUCE_NAIVE; policy <= POLICY_REDUCE_HIERARCHICAL && !s; policy++)
-            s = try_policy(plan, policy, &best);
+            s = try_policy(plan, policy, 0, &best);
         if (!s)
             s = try_smaller_chunks(plan, &best);
         plan->stats.estimate_s = best.full;
@@ -534,7 +574,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     if (!s && !(s = mc_plan_set_chunks(plan)))
         s = judge(plan, &best, &keep);
     if (!s && per_needer_differs(plan))
-        s = try_policy(plan, POLICY_PER_NEEDER, &best);
+        s = try_policy(plan, POLICY_PER_NEEDER, 0, &best);
     /* lb_order's rounds grow faster than linearly with the pieces: tried up to a limit */
     int last = plan->pieces->npieces <= LB_ORDER_MAX_PIECES ? POLICY_BROADCAST_LB_ORDER
                                                             : POLICY_BROADCAST_LB_SIZE;
@@ -542,7 +582,15 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         if (best.full > 1.001 * plan->stats.lower_bound_s &&
             (policy != POLICY_FINE || fine_differs(plan)) &&
             (policy != POLICY_MULTIPATH || multipath_differs(plan)))
-            s = try_policy(plan, policy, &best);
+            s = try_policy(plan, policy, 0, &best);
+    /* the chunk formula sizes chunks for the busiest port's bytes, so it ranks plans of long
+     * chains above stripes with stars that smaller chunks would make faster: every
+     * candidate again with chunks of at most SECOND_CAP, then smaller caps for the winner */
+    for (int policy = POLICY_PER_HOLDER; policy <= last && !s; policy++)
+        if (best.full > REFINE_ABOVE * plan->stats.lower_bound_s)
+            s = try_policy(plan, policy, SECOND_CAP, &best);
+    if (!s && best.full > REFINE_ABOVE * plan->stats.lower_bound_s)
+        s = try_chunk_cap(plan, &best);
     plan->stats.estimate_s = best.full;
     return s;
 }
