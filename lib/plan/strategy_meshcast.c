@@ -292,12 +292,24 @@ static int per_needer_differs(const mc_plan_t *plan)
 /* Most candidates a plan judges (12 policies, then 11 again with SECOND_CAP), remembered to skip
  * repeats. */
 #define MAX_SEEN 24
-/* The chunk cap of the candidates' second round, and the estimate / bound above which a plan
- * gets it (each round costs a simulation per candidate, with more chunks). */
+/* The chunk cap of the candidates' second round, which a plan gets when its estimate is more
+ * than REFINE_ABOVE_BOUND times the bound and REFINE_ABOVE_FLOOR times its own floor (busiest
+ * port, longest path): smaller chunks only cut the pipeline fill between the two, and each
+ * round costs a simulation per candidate, with more chunks. */
 #define SECOND_CAP (512 << 10)
-#define REFINE_ABOVE 1.03
+#define REFINE_ABOVE_BOUND 1.03
+#define REFINE_ABOVE_FLOOR 1.10
+/* Pieces up to which the scatter candidate and the second round are tried: on a 1,152-piece
+ * case of the scale benchmark (g0073) the scatter candidate alone took 75 -> 127 ms of CPU
+ * (its stripes of ~100 KiB, 8 per piece) to gain 2%. */
+#define REFINE_MAX_PIECES 512
+/* Candidates retried in the second round: those whose first estimate (or floor) was within
+ * this factor of the best plan's. */
+#define SECOND_SLACK 1.2
 
 typedef struct {
+    double last;             /* the last candidate's estimate, screened, or its floor if it
+                                was not screened; infinite for a repeat */
     double screened;         /* best screened estimate so far */
     double full;             /* the kept plan's full estimate */
     uint64_t seen[MAX_SEEN]; /* fingerprints of the candidates judged so far */
@@ -368,6 +380,7 @@ static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
     int exact = 0;
     uint64_t id = fingerprint(cand);
     *keep = 0;
+    best->last = INFINITY;
     for (int i = 0; i < best->nseen; i++)
         if (best->seen[i] == id)
             return MC_OK;
@@ -376,9 +389,12 @@ static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
     /* a candidate whose floor (busiest port, longest path) is the kept plan's estimate or
      * more cannot beat it */
     mc_status_t s = mc_plan_floor(cand, &floor);
+    best->last = floor;
     if (s || floor >= best->full)
         return s;
-    if ((s = screen(cand, &screened, &exact)) || screened > SCREEN_SLACK * best->screened)
+    if (!(s = screen(cand, &screened, &exact)))
+        best->last = screened;
+    if (s || screened > SCREEN_SLACK * best->screened)
         return s;
     if (screened < best->screened)
         best->screened = screened;
@@ -429,6 +445,33 @@ static int multipath_differs(const mc_plan_t *plan)
     }
     free(holds);
     return found;
+}
+
+/* Whether the scatter policy would build a plan of its own: some host has several needers of
+ * a piece that either one of its devices holds (the entries then rotate) or that is too small
+ * for the fine policy's one stripe per needer. */
+static int scatter_differs(const mc_plan_t *plan)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    const mc_topology_t *topo = plan->topo;
+    if (ps->npieces > REFINE_MAX_PIECES)
+        return 0; /* affordable only for a few pieces: see REFINE_MAX_PIECES */
+    for (int64_t i = 0; i < ps->npieces; i++) {
+        const mc_piece_t *p = &ps->pieces[i];
+        int run = 1; /* needers ascend, so a host's needers are consecutive */
+        for (int j = 1; j < p->nneeders; j++) {
+            int64_t h = mc_topology_host_of(topo, p->needers[j]);
+            run = h == mc_topology_host_of(topo, p->needers[j - 1]) ? run + 1 : 1;
+            if (run < 2)
+                continue;
+            if (p->bytes / FINE_STRIPE_BYTES < run)
+                return 1;
+            for (int k = 0; k < p->nholders; k++)
+                if (mc_topology_host_of(topo, p->holders[k]) == h)
+                    return 1;
+        }
+    }
+    return 0;
 }
 
 /* Builds alt with a policy and chunks of at most cap (0: the formula's 4 MiB), and moves it
@@ -578,18 +621,29 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     /* lb_order's rounds grow faster than linearly with the pieces: tried up to a limit */
     int last = plan->pieces->npieces <= LB_ORDER_MAX_PIECES ? POLICY_BROADCAST_LB_ORDER
                                                             : POLICY_BROADCAST_LB_SIZE;
-    for (int policy = POLICY_FINE; policy <= last && !s; policy++)
+    double first[POLICY_BROADCAST_LB_ORDER + 1];
+    first[POLICY_PER_HOLDER] = first[POLICY_PER_NEEDER] = best.full;
+    for (int policy = POLICY_FINE; policy <= last && !s; policy++) {
+        first[policy] = INFINITY;
         if (best.full > 1.001 * plan->stats.lower_bound_s &&
             (policy != POLICY_FINE || fine_differs(plan)) &&
-            (policy != POLICY_MULTIPATH || multipath_differs(plan)))
-            s = try_policy(plan, policy, 0, &best);
+            (policy != POLICY_MULTIPATH || multipath_differs(plan)) &&
+            (policy != POLICY_SCATTER || scatter_differs(plan)) &&
+            !(s = try_policy(plan, policy, 0, &best)))
+            first[policy] = best.last;
+    }
     /* the chunk formula sizes chunks for the busiest port's bytes, so it ranks plans of long
      * chains above stripes with stars that smaller chunks would make faster: every
      * candidate again with chunks of at most SECOND_CAP, then smaller caps for the winner */
-    for (int policy = POLICY_PER_HOLDER; policy <= last && !s; policy++)
-        if (best.full > REFINE_ABOVE * plan->stats.lower_bound_s)
+    double floor = INFINITY;
+    if (!s && best.full > REFINE_ABOVE_BOUND * plan->stats.lower_bound_s)
+        s = mc_plan_floor(plan, &floor);
+    int refine =
+        best.full > REFINE_ABOVE_FLOOR * floor && plan->pieces->npieces <= REFINE_MAX_PIECES;
+    for (int policy = POLICY_PER_HOLDER; policy <= last && !s && refine; policy++)
+        if (first[policy] <= SECOND_SLACK * best.full)
             s = try_policy(plan, policy, SECOND_CAP, &best);
-    if (!s && best.full > REFINE_ABOVE * plan->stats.lower_bound_s)
+    if (!s && refine)
         s = try_chunk_cap(plan, &best);
     plan->stats.estimate_s = best.full;
     return s;
