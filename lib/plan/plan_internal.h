@@ -46,8 +46,9 @@ struct mc_plan {
     /* mc_plan_set_chunks's chunk times this when > 0: meshcast's reductions try smaller
      * chunks than its formula and keep what the simulator finds faster. */
     double chunk_scale;
-    /* The largest chunk mc_plan_set_chunks's formula may choose when > 0 (else 4 MiB):
-     * meshcast's copies try smaller caps and keep what the simulator finds faster. */
+    /* The largest chunk mc_plan_set_chunks's formula may choose when > 0 (else 4 MiB), and
+     * the least too when below MC_PLAN_MIN_CHUNK_BYTES: meshcast's copies try smaller caps
+     * and keep what the simulator finds faster. */
     int64_t chunk_cap;
 };
 

@@ -297,6 +297,9 @@ static int per_needer_differs(const mc_plan_t *plan)
  * port, longest path): smaller chunks only cut the pipeline fill between the two, and each
  * round costs a simulation per candidate, with more chunks. */
 #define SECOND_CAP (512 << 10)
+/* The least chunk cap tried: NCCL's default point-to-point chunk over the network
+ * (NCCL_P2P_NET_CHUNKSIZE), half the planner's least chunk otherwise. */
+#define LEAST_CAP (128 << 10)
 #define REFINE_ABOVE_BOUND 1.03
 #define REFINE_ABOVE_FLOOR 1.10
 /* Pieces up to which the scatter candidate and the second round are tried: on a 1,152-piece
@@ -575,8 +578,8 @@ static mc_status_t try_chunk_cap(mc_plan_t *plan, best_t *best)
 {
     int64_t kept = plan->chunk_cap;
     mc_status_t s = MC_OK;
-    for (int64_t cap = (kept > 0 ? kept : MC_PLAN_MAX_CHUNK_BYTES) / 2;
-         cap >= MC_PLAN_MIN_CHUNK_BYTES && !s; cap /= 2) {
+    for (int64_t cap = (kept > 0 ? kept : MC_PLAN_MAX_CHUNK_BYTES) / 2; cap >= LEAST_CAP && !s;
+         cap /= 2) {
         int64_t before = chunk_sum(plan);
         double t = 0;
         plan->chunk_cap = cap;
