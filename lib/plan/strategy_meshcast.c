@@ -35,6 +35,12 @@
 /* The scatter policy's least stripe: one stripe per needer of a host, however small the
  * piece, so that a holder's out-port sends each byte once and its mates pass it on. */
 #define SCATTER_STRIPE_BYTES (16 << 10)
+/* Scatter's cost: stripes grow so that the tensor makes at most SCATTER_MAX_STRIPES (each a
+ * flow to simulate, with an edge per needer), and it is tried up to SCATTER_MAX_PIECES pieces
+ * (above, the other candidates' simulations already fill the plan time: 8,192 pieces in
+ * ~100 ms of CPU on the scale benchmark). */
+#define SCATTER_MAX_STRIPES 4096
+#define SCATTER_MAX_PIECES 2048
 /* Pieces up to which lb_order's plan is among the candidates (it plans 3,420 in ~15 ms and
  * 10,752 in ~30 ms; its rounds still grow faster than linearly). */
 #define LB_ORDER_MAX_PIECES 12288
@@ -128,7 +134,7 @@ static int64_t local_or_remote(ctx_t *c, const mc_piece_t *p, int nh, const mc_h
 }
 
 static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_needer,
-                              int64_t min_stripe, int multipath)
+                              int64_t min_stripe, int multipath, int scatter)
 {
     mc_plan_t *plan = c->plan;
     const mc_piece_t *p = &plan->pieces->pieces[i];
@@ -137,7 +143,7 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
     mc_status_t s = MC_OK;
     int nh = mc_group_by_host(topo, p->holders, p->nholders, c->hruns);
     int nn = mc_group_by_host(topo, p->needers, p->nneeders, c->nruns);
-    int nneed = 0, scatter = min_stripe < FINE_STRIPE_BYTES;
+    int nneed = 0;
     for (int g = 0; g < nn; g++)
         if (!mc_find_run(c->hruns, nh, c->nruns[g].host))
             c->order[nneed++] = g;
@@ -239,6 +245,14 @@ static mc_status_t build(mc_plan_t *plan, int policy)
         s = MC_ERR_NOMEM;
         goto out;
     }
+    /* scatter's least stripe: SCATTER_STRIPE_BYTES, or larger so that the tensor makes at
+     * most SCATTER_MAX_STRIPES stripes */
+    double total = 0;
+    for (int64_t i = 0; i < ps->npieces; i++)
+        total += (double)ps->pieces[i].bytes;
+    int64_t scatter_stripe = SCATTER_STRIPE_BYTES;
+    if (total / SCATTER_MAX_STRIPES > (double)scatter_stripe)
+        scatter_stripe = (int64_t)(total / SCATTER_MAX_STRIPES);
     /* most plans have about one flow and edge per (piece, needer): reserve that up front */
     if ((s = mc_grow((void **)&plan->flows, &plan->flows_cap, plan->flows_cap, sizeof *plan->flows,
                      ps->npieces + 1, "the plan's flows")) ||
@@ -250,9 +264,10 @@ static mc_status_t build(mc_plan_t *plan, int policy)
                     ? plan_direct(&c, by_size[k])
                     : plan_piece(&c, by_size[k], k, policy != POLICY_PER_HOLDER,
                                  policy == POLICY_FINE      ? FINE_STRIPE_BYTES
-                                 : policy == POLICY_SCATTER ? SCATTER_STRIPE_BYTES
+                                 : policy == POLICY_SCATTER ? scatter_stripe
                                                             : MIN_STRIPE_BYTES,
-                                 policy == POLICY_MULTIPATH || policy == POLICY_SCATTER);
+                                 policy == POLICY_MULTIPATH || policy == POLICY_SCATTER,
+                                 policy == POLICY_SCATTER);
     if (!s)
         s = mc_plan_order_rounds(plan);
 out:
@@ -302,9 +317,8 @@ static int per_needer_differs(const mc_plan_t *plan)
 #define LEAST_CAP (128 << 10)
 #define REFINE_ABOVE_BOUND 1.03
 #define REFINE_ABOVE_FLOOR 1.10
-/* Pieces up to which the scatter candidate and the second round are tried: on a 1,152-piece
- * case of the scale benchmark (g0073) the scatter candidate alone took 75 -> 127 ms of CPU
- * (its stripes of ~100 KiB, 8 per piece) to gain 2%. */
+/* Pieces up to which the second round is tried (a simulation per candidate, with more
+ * chunks). */
 #define REFINE_MAX_PIECES 512
 /* Candidates retried in the second round: those whose first estimate (or floor) was within
  * this factor of the best plan's. */
@@ -457,8 +471,8 @@ static int scatter_differs(const mc_plan_t *plan)
 {
     const mc_pieces_t *ps = plan->pieces;
     const mc_topology_t *topo = plan->topo;
-    if (ps->npieces > REFINE_MAX_PIECES)
-        return 0; /* affordable only for a few pieces: see REFINE_MAX_PIECES */
+    if (ps->npieces > SCATTER_MAX_PIECES)
+        return 0;
     for (int64_t i = 0; i < ps->npieces; i++) {
         const mc_piece_t *p = &ps->pieces[i];
         int run = 1; /* needers ascend, so a host's needers are consecutive */
