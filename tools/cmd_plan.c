@@ -14,6 +14,8 @@ static void usage(FILE *f)
         "                     [--chunk BYTES] [--max-bytes B] [--json] [--dot FILE|-] [--flows]\n"
         "The table starts with a '# topology ...' line: the topology, hosts and devices assumed\n"
         "(default p3.8xlarge with as many hosts as the meshes need). FILE '-' is stdout.\n"
+        "--flows: every flow after the table (reductions: their combine trees), or with --json\n"
+        "each plan in full under \"plan\" (pieces, flows, \"combiners\").\n"
         "strategies: send_recv local_allgather broadcast (= broadcast_lb_size) broadcast_first\n"
         "            broadcast_lb_size broadcast_lb_order meshcast all\n"
         "limits: 65536 devices per mesh, 2^16 deliveries per plan, 2^15 chunks per plan\n"
@@ -57,7 +59,7 @@ int cmd_plan(int argc, char **argv)
     if (rc || (dot && (rc = cli_open_output(dot, "--dot", &f))))
         goto out;
     if (json) {
-        plan_table_json(rows, nrows, stdout);
+        plan_table_json(rows, nrows, flows, stdout);
     } else {
         plan_case_header(&b, stdout);
         plan_table_print(rows, nrows, stdout);

@@ -160,9 +160,9 @@ int exec_case(mc_comm_t *comm, const cli_built_t *b, const mc_plan_t *plan, cons
             double d = 0;
             /* reductions: bit-exact against the addends combined in the plan's order */
             s = !dst.bufs[i].ptr ? MC_OK
-                : reduced        ? mc_pattern_check_reduced(b->src, b->dst, dev, PATTERN_SEED,
-                                                            dst.bufs[i].ptr, &w, &d)
-                                 : mc_pattern_check(b->dst, dev, PATTERN_SEED, dst.bufs[i].ptr, &w);
+                : reduced
+                    ? mc_pattern_check_reduced(plan, dev, PATTERN_SEED, dst.bufs[i].ptr, &w, &d)
+                    : mc_pattern_check(b->dst, dev, PATTERN_SEED, dst.bufs[i].ptr, &w);
             if (s) {
                 rc = cli_fail(s, "run: verify");
                 goto out;

@@ -127,12 +127,16 @@ void plan_row_json_fields(const plan_row_t *row, FILE *out)
             st->valid ? "true" : "false");
 }
 
-void plan_table_json(const plan_row_t *rows, int nrows, FILE *out)
+void plan_table_json(const plan_row_t *rows, int nrows, int flows, FILE *out)
 {
     fputs("{\"plans\": [", out);
     for (int i = 0; i < nrows; i++) {
         fputs(i ? ",\n  {" : "\n  {", out);
         plan_row_json_fields(&rows[i], out);
+        if (flows && rows[i].plan) { /* --flows: the whole plan (pieces, flows, combiners) */
+            fputs(", \"plan\": ", out);
+            mc_plan_write(rows[i].plan, MC_FORMAT_JSON, out);
+        }
         fputc('}', out);
     }
     fputs("\n]}\n", out);

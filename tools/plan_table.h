@@ -23,7 +23,7 @@ int plan_table_run(const cli_case_t *c, const cli_built_t *b, plan_row_t *rows, 
 void plan_case_header(const cli_built_t *b, FILE *out);
 void plan_table_print(const plan_row_t *rows, int nrows, FILE *out);
 /* {"plans": [...]} per the JSON contract (docs/architecture.md). */
-void plan_table_json(const plan_row_t *rows, int nrows, FILE *out);
+void plan_table_json(const plan_row_t *rows, int nrows, int flows, FILE *out);
 /* One plan's contract keys, as a JSON object body without braces. */
 void plan_row_json_fields(const plan_row_t *row, FILE *out);
 void plan_table_free(plan_row_t *rows, int nrows);

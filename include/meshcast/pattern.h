@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 #include "meshcast/layout.h"
+#include "meshcast/plan.h"
 #include "meshcast/status.h"
 
 #ifdef __cplusplus
@@ -24,14 +25,15 @@ mc_status_t mc_pattern_fill(const mc_layout_t *layout, int64_t device_id, uint64
 mc_status_t mc_pattern_check(const mc_layout_t *layout, int64_t device_id, uint64_t seed,
                              const void *tile, int64_t *wrong);
 
-/* Checks a destination tile of a reduction from the partial layout src (same shape and
- * dtype): every element must equal, bit for bit, src's addends of that element combined in
- * addend order (the order every plan combines in). *max_diff: the largest |value - float64
- * combination of the addends| over the tile's elements (0 for integers); NULL to skip.
- * A Partial dst's devices other than addend 0 must hold the identity (as mc_pattern_check). */
-mc_status_t mc_pattern_check_reduced(const mc_layout_t *src, const mc_layout_t *dst,
-                                     int64_t device_id, uint64_t seed, const void *tile,
-                                     int64_t *wrong, double *max_diff);
+/* Checks a destination tile of a reduction plan (a partial source, filled by
+ * mc_pattern_fill): every element must equal, bit for bit, the source's addends of that
+ * element combined along the combine tree of the plan's flow that delivers it, in the
+ * plan's order (each combiner's partial rounded to the dtype, as it travels; a flat tree
+ * combines in addend order). *max_diff: the largest |value - float64 combination of the
+ * addends| over the tile's elements (0 for integers); NULL to skip. A Partial destination's
+ * devices other than addend 0 must hold the identity (as mc_pattern_check). */
+mc_status_t mc_pattern_check_reduced(const mc_plan_t *plan, int64_t device_id, uint64_t seed,
+                                     const void *tile, int64_t *wrong, double *max_diff);
 
 #ifdef __cplusplus
 }

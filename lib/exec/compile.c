@@ -77,6 +77,10 @@ typedef struct {
         int64_t dev, op;
     } * at;
     int64_t at_cap, at_mask;
+    /* The current flow's gather phase: (parent op, child op) pairs, as its combine tree
+     * says (flattened), and per gather edge the RECV that brought its input here (-1). */
+    int64_t *links, nlinks, links_cap;
+    int64_t *recv_op, recv_cap;
 } builder_t;
 
 /* Empties the table for a flow of nedges edges (it touches at most 2 * nedges + 1 devices). */
@@ -151,89 +155,98 @@ static mc_region_t region_of(const mc_plan_t *plan, builder_t *b, const mc_flow_
     return region(MC_AT_STAGING, by >= 0 ? b->p->ops[by].dst.index : -1, &f->box);
 }
 
-/* After the gather edges of a reduction flow: when the reducer is on this rank, the COMBINE
- * of its own addend (if it holds one) and the gathered ones, in addend order, into its
- * destination tile (when it needs the piece) or a staging buffer. */
-static mc_status_t compile_combine(const mc_plan_t *plan, builder_t *b, int64_t fi, int64_t first,
+/* Links op parent -> op child in the current flow's gather phase. */
+static mc_status_t link(builder_t *b, int64_t parent, int64_t child)
+{
+    mc_status_t s = push_i64(&b->links, &b->links_cap, &b->nlinks, parent, "links");
+    return s ? s : push_i64(&b->links, &b->links_cap, &b->nlinks, child, "links");
+}
+
+/* Combiner ci of flow fi's tree, on this rank: the COMBINE of its inputs in the tree's
+ * order, each read where it is (a holder's tile on this rank, a RECV's staging buffer, or
+ * the staging buffer of another COMBINE here), into the destination tile when it is the
+ * reducer and needs the piece, else a staging buffer. comb_op[ci] gets the op. */
+static mc_status_t compile_combine(const mc_plan_t *plan, builder_t *b, int64_t fi,
+                                   const mc_reduce_tree_t *t, int64_t ci, int64_t *comb_op,
                                    int64_t nchunks, int64_t chunk)
 {
     mc_program_t *p = b->p;
     const mc_flow_t *f = &plan->flows[fi];
     const mc_piece_t *piece = &plan->pieces->pieces[f->piece];
-    int64_t red = plan->edges[f->edge0].to, n = plan->pieces->naddends;
-    if (mc_device_rank(red, p->nranks, p->ndevices) != p->rank)
-        return MC_OK;
-    mc_status_t s = mc_grow((void **)&p->inputs, &b->inputs_cap, p->ninputs + n, sizeof *p->inputs,
-                            64, "combine inputs");
+    const mc_combiner_t *c = &t->comb[ci];
+    mc_status_t s = mc_grow((void **)&p->inputs, &b->inputs_cap, p->ninputs + c->nin,
+                            sizeof *p->inputs, 64, "combine inputs");
     if (s)
         return s;
+    int reducer = c->out_edge < 0;
     mc_op_t op = {.kind = MC_OP_COMBINE,
                   .flow = fi,
                   .peer = p->rank,
-                  .from_dev = red,
-                  .to_dev = red,
+                  .from_dev = c->device,
+                  .to_dev = c->device,
                   .bytes = f->bytes,
                   .chunk_bytes = chunk,
                   .nchunks = nchunks,
                   .msg0 = -1,
+                  .gather = !reducer, /* a partial, not the flow's result */
                   .in0 = p->ninputs,
-                  .nin = n,
+                  .nin = c->nin,
                   .src = region(MC_AT_STAGING, -1, &f->box)};
-    int64_t own = mc_piece_addend(piece, red);
-    if (own >= 0)
-        p->inputs[op.in0 + own] = region(MC_AT_SRC, mc_mesh_find(plan->src->mesh, red), &f->box);
-    /* addends of this rank's devices are read in place (no gather op was made for them) */
-    for (int64_t j = 0; j < f->ngather; j++) {
-        int64_t from = plan->edges[f->edge0 + j].from;
-        if (mc_device_rank(from, p->nranks, p->ndevices) == p->rank)
-            p->inputs[op.in0 + mc_piece_addend(piece, from)] =
-                region(MC_AT_SRC, mc_mesh_find(plan->src->mesh, from), &f->box);
+    int64_t me = p->nops;
+    for (int64_t i = 0; i < c->nin; i++) {
+        int64_t v = t->in[c->in0 + i], j = t->edge[c->in0 + i];
+        int64_t from = j < 0 ? c->device : plan->edges[f->edge0 + j].from, up = -1;
+        mc_region_t *in = &p->inputs[op.in0 + i];
+        if (j >= 0 && b->recv_op[j] >= 0)
+            up = b->recv_op[j];
+        else if (v < 0)
+            up = comb_op[-v - 1]; /* a partial combined on this rank */
+        if (up >= 0) {
+            *in = p->ops[up].dst;
+            op.nwait++;
+            if ((s = link(b, up, me)))
+                return s;
+        } else {
+            *in = region(MC_AT_SRC, mc_mesh_find(plan->src->mesh, from), &f->box);
+        }
     }
-    for (int64_t i = first; i < p->nops; i++) {
-        if (!p->ops[i].gather || p->ops[i].kind == MC_OP_SEND)
-            continue;
-        p->inputs[op.in0 + mc_piece_addend(piece, p->ops[i].from_dev)] = p->ops[i].dst;
-        op.nwait++;
-    }
-    op.from_holder = op.nwait == 0; /* every addend on this rank: a root */
-    p->ninputs += n;
-    if (mc_piece_needs(piece, red)) {
-        op.dst = region(MC_AT_DST, mc_mesh_find(plan->dst->mesh, red), &f->box);
+    op.from_holder = op.nwait == 0; /* every input on this rank from the start: a root */
+    p->ninputs += c->nin;
+    if (reducer && mc_piece_needs(piece, c->device)) {
+        op.dst = region(MC_AT_DST, mc_mesh_find(plan->dst->mesh, c->device), &f->box);
     } else {
         op.dst = region(MC_AT_STAGING, p->nstaging, &f->box);
         if ((s = push_i64(&p->staging_bytes, &b->staging_cap, &p->nstaging, f->bytes,
                           "staging buffers")))
             return s;
     }
+    comb_op[ci] = me;
     return add_op(b, &op);
 }
 
-/* Whether op c reads the flow where another op of it delivered it (not a gathered addend,
- * which leaves its holder's tile, nor the COMBINE, whose inputs are listed apart). */
+/* Whether op c reads the flow where another op of it delivered it (not the gather phase,
+ * linked as its combine tree says, nor a RECV). */
 static int reads_parent(const mc_op_t *c)
 {
     return c->kind != MC_OP_RECV && c->kind != MC_OP_COMBINE && !c->gather;
 }
 
-/* Children of the ops of the flow that starts at op first: the ops that read where an op
- * writes, found through at(), the op that delivered the flow to each device (edges are
- * parent-first and a device receives a flow once, so a child always comes after its
- * parent). A gathered addend goes to the COMBINE only; the combined result leaves the
- * reducer from the COMBINE. Counted first, so that each op's children are contiguous. */
+/* Children of the ops of the flow that starts at op first: the gather phase's links, and
+ * the ops that read where an op writes, found through at(), the op that delivered the flow
+ * to each device (edges are parent-first and a device receives a flow once, so a child
+ * always comes after its parent); the result leaves the reducer from its COMBINE. Counted
+ * first, so that each op's children are contiguous. */
 static mc_status_t link_children(builder_t *b, int64_t first)
 {
     mc_program_t *p = b->p;
-    int64_t combine = -1, total = 0;
-    for (int64_t k = first; k < p->nops; k++) {
+    int64_t total = 0;
+    for (int64_t k = first; k < p->nops; k++)
         p->ops[k].nchildren = 0;
-        if (p->ops[k].kind == MC_OP_COMBINE)
-            combine = k;
-    }
+    for (int64_t i = 0; i < b->nlinks; i += 2)
+        p->ops[b->links[i]].nchildren++;
     for (int64_t k = first; k < p->nops; k++) {
         const mc_op_t *c = &p->ops[k];
-        if (c->gather && c->kind != MC_OP_SEND)
-            p->ops[k].nchildren = 1; /* the COMBINE, on this rank with the reducer */
-        else if (reads_parent(c) && *at(b, c->from_dev) >= 0)
+        if (reads_parent(c) && *at(b, c->from_dev) >= 0)
             p->ops[*at(b, c->from_dev)].nchildren++;
     }
     for (int64_t k = first; k < p->nops; k++) {
@@ -246,15 +259,95 @@ static mc_status_t link_children(builder_t *b, int64_t first)
         if (s)
             return s;
     }
+    for (int64_t i = 0; i < b->nlinks; i += 2) {
+        mc_op_t *up = &p->ops[b->links[i]];
+        p->children[up->child0 + up->nchildren++] = b->links[i + 1];
+    }
     for (int64_t k = first; k < p->nops; k++) {
         const mc_op_t *c = &p->ops[k];
-        mc_op_t *up = c->gather && c->kind != MC_OP_SEND            ? &p->ops[k]
-                      : reads_parent(c) && *at(b, c->from_dev) >= 0 ? &p->ops[*at(b, c->from_dev)]
-                                                                    : NULL;
-        if (up)
-            p->children[up->child0 + up->nchildren++] = up == c ? combine : k;
+        if (reads_parent(c) && *at(b, c->from_dev) >= 0) {
+            mc_op_t *up = &p->ops[*at(b, c->from_dev)];
+            p->children[up->child0 + up->nchildren++] = k;
+        }
     }
     return MC_OK;
+}
+
+/* The gather phase of reduction flow fi on this rank: per gather edge X -> Y, X's COMBINE
+ * first when X is a combiner here, then a SEND (X here) or RECV (Y here) of X's partial
+ * unless both are here (Y's COMBINE reads it in place); last the reducer's COMBINE. */
+static mc_status_t compile_gather(const mc_plan_t *plan, builder_t *b, int64_t fi, int64_t nchunks,
+                                  int64_t chunk, int64_t *msg)
+{
+    mc_program_t *p = b->p;
+    const mc_flow_t *f = &plan->flows[fi];
+    mc_reduce_tree_t t;
+    mc_status_t s = mc_reduce_tree(plan, fi, &t);
+    if (s)
+        return s;
+    int64_t *comb_op = mc_calloc((size_t)t.ncomb, sizeof *comb_op);
+    int64_t *out_comb = mc_calloc((size_t)f->ngather, sizeof *out_comb); /* edge -> combiner */
+    if (!comb_op || !out_comb ||
+        (s = mc_grow((void **)&b->recv_op, &b->recv_cap, f->ngather, sizeof *b->recv_op, 64,
+                     "gather receives"))) {
+        s = s ? s : MC_ERR_NOMEM;
+        goto out;
+    }
+    for (int64_t j = 0; j < f->ngather; j++)
+        out_comb[j] = b->recv_op[j] = -1;
+    for (int64_t ci = 0; ci < t.ncomb; ci++) {
+        comb_op[ci] = -1;
+        if (t.comb[ci].out_edge >= 0)
+            out_comb[t.comb[ci].out_edge] = ci;
+    }
+    for (int64_t j = 0; j < f->ngather && !s; j++) {
+        const mc_edge_t *e = &plan->edges[f->edge0 + j];
+        int64_t msg0 = *msg, ci = out_comb[j];
+        *msg += nchunks;
+        int rf = mc_device_rank(e->from, p->nranks, p->ndevices);
+        int rt = mc_device_rank(e->to, p->nranks, p->ndevices);
+        if (nchunks == 0 || (rf != p->rank && rt != p->rank))
+            continue;
+        if (ci >= 0 && rf == p->rank &&
+            (s = compile_combine(plan, b, fi, &t, ci, comb_op, nchunks, chunk)))
+            break;
+        if (rf == rt) /* the partial or addend is read in place by the COMBINE at e->to */
+            continue;
+        mc_op_t op = {.flow = fi,
+                      .from_dev = e->from,
+                      .to_dev = e->to,
+                      .bytes = f->bytes,
+                      .chunk_bytes = chunk,
+                      .nchunks = nchunks,
+                      .msg0 = msg0,
+                      .gather = 1,
+                      .kind = rf == p->rank ? MC_OP_SEND : MC_OP_RECV,
+                      .peer = rf == p->rank ? rt : rf};
+        if (op.kind == MC_OP_SEND) {
+            /* an addend from the holder's own tile, a partial from its COMBINE's buffer */
+            op.from_holder = ci < 0;
+            op.src = ci < 0 ? region(MC_AT_SRC, mc_mesh_find(plan->src->mesh, e->from), &f->box)
+                            : p->ops[comb_op[ci]].dst;
+            if (ci >= 0 && (s = link(b, comb_op[ci], p->nops)))
+                break;
+        } else {
+            /* a gathered input waits for the combine in a staging buffer of its own */
+            op.dst = region(MC_AT_STAGING, p->nstaging, &f->box);
+            b->recv_op[j] = p->nops;
+            if ((s = push_i64(&p->staging_bytes, &b->staging_cap, &p->nstaging, f->bytes,
+                              "staging buffers")))
+                break;
+        }
+        s = add_op(b, &op);
+    }
+    int64_t red = mc_flow_reducer(plan, f);
+    if (!s && nchunks > 0 && mc_device_rank(red, p->nranks, p->ndevices) == p->rank)
+        s = compile_combine(plan, b, fi, &t, t.ncomb - 1, comb_op, nchunks, chunk);
+out:
+    free(comb_op);
+    free(out_comb);
+    mc_reduce_tree_free(&t);
+    return s;
 }
 
 /* The ops of flow fi that touch this rank; *msg counts message ids over every rank. */
@@ -269,23 +362,17 @@ static mc_status_t compile_flow(const mc_plan_t *plan, builder_t *b, int64_t fi,
         chunk += p->elem_size - chunk % p->elem_size;
     int64_t nchunks = f->bytes > 0 ? (f->bytes + chunk - 1) / chunk : 0;
     int64_t first = p->nops;
+    b->nlinks = 0;
     mc_status_t s = at_reset(b, f->nedges);
-    if (s)
+    if (s || (f->ngather > 0 && (s = compile_gather(plan, b, fi, nchunks, chunk, msg))))
         return s;
-    for (int64_t j = 0; j < f->nedges; j++) {
+    for (int64_t j = f->ngather; j < f->nedges; j++) {
         const mc_edge_t *e = &plan->edges[f->edge0 + j];
         int64_t msg0 = *msg;
         *msg += nchunks;
         int rf = mc_device_rank(e->from, p->nranks, p->ndevices);
         int rt = mc_device_rank(e->to, p->nranks, p->ndevices);
         if ((rf != p->rank && rt != p->rank) || nchunks == 0)
-            continue;
-        /* an addend already on the reducer's rank: the COMBINE reads it in place */
-        int local_gather = j < f->ngather && rf == rt;
-        if (local_gather && j + 1 == f->ngather &&
-            (s = compile_combine(plan, b, fi, first, nchunks, chunk)))
-            return s;
-        if (local_gather)
             continue;
         mc_op_t op = {.flow = fi,
                       .from_dev = e->from,
@@ -297,17 +384,12 @@ static mc_status_t compile_flow(const mc_plan_t *plan, builder_t *b, int64_t fi,
                       .child0 = 0};
         op.kind = rf != rt ? (rf == p->rank ? MC_OP_SEND : MC_OP_RECV) : MC_OP_LOCAL_COPY;
         op.peer = op.kind == MC_OP_SEND ? rt : rf;
-        op.gather = j < f->ngather;
-        op.from_holder = op.gather || mc_flow_rooted_at(plan, f, e->from);
-        if (op.gather) /* the addend, from the holder's own tile */
-            op.src = region(MC_AT_SRC, mc_mesh_find(plan->src->mesh, e->from), &f->box);
-        else if (op.kind != MC_OP_RECV)
+        op.from_holder = mc_flow_rooted_at(plan, f, e->from);
+        if (op.kind != MC_OP_RECV)
             op.src = region_of(plan, b, f, piece, e->from);
         if (op.kind != MC_OP_SEND) {
-            /* a gathered addend waits for the combine in a staging buffer of its own */
-            op.dst = op.gather ? region(MC_AT_STAGING, -1, &f->box)
-                               : region_of(plan, b, f, piece, e->to);
-            if (op.dst.at == MC_AT_STAGING && (op.gather || op.dst.index < 0)) {
+            op.dst = region_of(plan, b, f, piece, e->to);
+            if (op.dst.at == MC_AT_STAGING && op.dst.index < 0) {
                 op.dst.index = p->nstaging;
                 if ((s = push_i64(&p->staging_bytes, &b->staging_cap, &p->nstaging, f->bytes,
                                   "staging buffers")))
@@ -320,8 +402,6 @@ static mc_status_t compile_flow(const mc_plan_t *plan, builder_t *b, int64_t fi,
                             "received",
                             (long long)fi, (long long)e->from);
         if ((s = add_op(b, &op)))
-            return s;
-        if (j + 1 == f->ngather && (s = compile_combine(plan, b, fi, first, nchunks, chunk)))
             return s;
     }
     return link_children(b, first);
@@ -568,6 +648,8 @@ err:
     free(b.src_tiles);
     free(b.dst_tiles);
     free(b.at);
+    free(b.links);
+    free(b.recv_op);
     return s;
 }
 

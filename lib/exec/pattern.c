@@ -5,6 +5,7 @@
 #include <string.h>
 #include "exec/combine.h"
 #include "layouts/layout_internal.h"
+#include "plan/plan_internal.h"
 #include "meshcast/pattern.h"
 #include "util/util.h"
 
@@ -21,35 +22,41 @@ static inline uint64_t mix(uint64_t x)
  * offset in the tile, run length. */
 typedef void (*run_fn)(void *ctx, int64_t flat, int64_t at, int64_t n);
 
+/* The runs of box (inside tile) of layout l. */
+static mc_status_t each_run_in(const mc_layout_t *l, const mc_box_t *tile, const mc_box_t *box,
+                               run_fn fn, void *ctx)
+{
+    int nd = l->ndim;
+    int64_t idx[MC_MAX_NDIM], n = box->hi[nd - 1] - box->lo[nd - 1];
+    for (int d = 0; d < nd; d++) {
+        if (box->hi[d] <= box->lo[d])
+            return MC_OK;
+        idx[d] = box->lo[d];
+    }
+    for (;;) {
+        int64_t flat = 0, at = 0;
+        for (int d = 0; d < nd; d++) {
+            flat = flat * l->shape[d] + idx[d];
+            at = at * (tile->hi[d] - tile->lo[d]) + idx[d] - tile->lo[d];
+        }
+        fn(ctx, flat, at, n);
+        int d = nd - 2;
+        while (d >= 0 && ++idx[d] == box->hi[d]) {
+            idx[d] = box->lo[d];
+            d--;
+        }
+        if (d < 0)
+            return MC_OK;
+    }
+}
+
 static mc_status_t each_run(const mc_layout_t *l, int64_t device, run_fn fn, void *ctx)
 {
     if (!l)
         return mc_error(MC_ERR_INVALID, "pattern: layout must not be NULL");
     mc_box_t box;
     mc_status_t s = mc_layout_tile(l, device, &box);
-    if (s)
-        return s;
-    int nd = l->ndim;
-    int64_t idx[MC_MAX_NDIM], n = box.hi[nd - 1] - box.lo[nd - 1], at = 0;
-    for (int d = 0; d < nd; d++) {
-        if (box.hi[d] <= box.lo[d])
-            return MC_OK;
-        idx[d] = box.lo[d];
-    }
-    for (;;) {
-        int64_t flat = 0;
-        for (int d = 0; d < nd; d++)
-            flat = flat * l->shape[d] + idx[d];
-        fn(ctx, flat, at, n);
-        at += n;
-        int d = nd - 2;
-        while (d >= 0 && ++idx[d] == box.hi[d]) {
-            idx[d] = box.lo[d];
-            d--;
-        }
-        if (d < 0)
-            return MC_OK;
-    }
+    return s ? s : each_run_in(l, &box, &box, fn, ctx);
 }
 
 typedef struct {
@@ -65,6 +72,8 @@ typedef struct {
     unsigned char *vals; /* naddends elements: one element's addends */
     const void **ptrs;
     double max_diff;
+    const mc_reduce_tree_t *tree; /* the flow's combine tree */
+    unsigned char *partial;       /* per combiner: its partial of one element */
 } pat_t;
 
 static int is_float(mc_dtype_t t)
@@ -115,8 +124,9 @@ static void fill_addend_run(void *ctx, int64_t flat, int64_t at, int64_t n)
         addend_value(p, flat + i, p->addend, p->tile + (size_t)(at + i) * p->esize, NULL);
 }
 
-/* Each element: the addends combined in addend order by the reduction kernel (the bits
- * every device must get); floats also against the float64 combination. */
+/* Each element: the addends combined along the flow's combine tree by the reduction kernel
+ * (the bits every device must get: each combiner's partial rounded to the dtype, as it
+ * travels); floats also against the float64 combination. */
 static void check_reduced_run(void *ctx, int64_t flat, int64_t at, int64_t n)
 {
     pat_t *p = ctx;
@@ -131,8 +141,17 @@ static void check_reduced_run(void *ctx, int64_t flat, int64_t at, int64_t n)
         }
         if (p->op == MC_REDUCE_AVG)
             ref /= (double)p->naddends;
-        unsigned char want[8];
-        mc_combine(p->dtype, p->op, (int)p->naddends, p->ptrs, want, 1);
+        const mc_reduce_tree_t *t = p->tree;
+        for (int64_t c = 0; c < t->ncomb; c++) {
+            for (int64_t j = 0; j < t->comb[c].nin; j++) {
+                int64_t v = t->in[t->comb[c].in0 + j];
+                p->ptrs[j] = v >= 0 ? p->vals + (size_t)v * p->esize
+                                    : p->partial + (size_t)(-v - 1) * p->esize;
+            }
+            mc_combine(p->dtype, p->op, (int)t->comb[c].nin, p->ptrs,
+                       p->partial + (size_t)c * p->esize, 1);
+        }
+        const unsigned char *want = p->partial + (size_t)(t->ncomb - 1) * p->esize;
         const unsigned char *got = p->ctile + (size_t)(at + i) * p->esize;
         if (memcmp(got, want, p->esize))
             p->wrong++;
@@ -238,14 +257,14 @@ mc_status_t mc_pattern_check(const mc_layout_t *layout, int64_t device_id, uint6
     return s;
 }
 
-mc_status_t mc_pattern_check_reduced(const mc_layout_t *src, const mc_layout_t *dst,
-                                     int64_t device_id, uint64_t seed, const void *tile,
-                                     int64_t *wrong, double *max_diff)
+mc_status_t mc_pattern_check_reduced(const mc_plan_t *plan, int64_t device_id, uint64_t seed,
+                                     const void *tile, int64_t *wrong, double *max_diff)
 {
-    if (!src || !dst || !tile || !wrong)
-        return mc_error(MC_ERR_INVALID, "pattern: src, dst, tile and wrong must not be NULL");
+    if (!plan || !tile || !wrong)
+        return mc_error(MC_ERR_INVALID, "pattern: plan, tile and wrong must not be NULL");
+    const mc_layout_t *src = plan->src, *dst = plan->dst;
     if (src->dtype != dst->dtype || mc_layout_addends(src) < 2)
-        return mc_error(MC_ERR_INVALID, "pattern: src must be partial, with dst's dtype");
+        return mc_error(MC_ERR_INVALID, "pattern: the plan's source must be partial");
     mc_status_t s = mc_combine_check(src->dtype, mc_spec_reduce(src->spec));
     if (s)
         return s;
@@ -254,26 +273,40 @@ mc_status_t mc_pattern_check_reduced(const mc_layout_t *src, const mc_layout_t *
             *max_diff = 0;
         return s;
     }
+    mc_box_t tbox;
+    if ((s = mc_layout_tile(dst, device_id, &tbox)))
+        return s;
     pat_t p = {.seed = seed * 0x9e3779b97f4a7c15ULL,
                .ctile = tile,
                .esize = mc_dtype_size(src->dtype),
                .dtype = src->dtype,
                .op = mc_spec_reduce(src->spec),
                .naddends = mc_layout_addends(src)};
-    p.vals = mc_calloc((size_t)p.naddends, p.esize);
-    p.ptrs = mc_calloc((size_t)p.naddends, sizeof *p.ptrs);
-    if (!p.vals || !p.ptrs) {
-        free(p.vals);
-        free(p.ptrs);
-        return MC_ERR_NOMEM;
+    int64_t k = p.naddends, covered = 0;
+    p.vals = mc_calloc((size_t)k, p.esize);
+    p.ptrs = mc_calloc((size_t)k + 1, sizeof *p.ptrs);
+    p.partial = mc_calloc((size_t)k + 1, p.esize); /* a tree has at most k combiners */
+    if (!p.vals || !p.ptrs || !p.partial)
+        s = MC_ERR_NOMEM;
+    /* every element comes from one flow, combined along that flow's tree */
+    for (int64_t fi = 0; fi < plan->nflows && !s; fi++) {
+        const mc_flow_t *f = &plan->flows[fi];
+        if (!mc_piece_needs(&plan->pieces->pieces[f->piece], device_id))
+            continue;
+        mc_reduce_tree_t t;
+        if ((s = mc_reduce_tree(plan, fi, &t)))
+            break;
+        p.tree = &t;
+        s = each_run_in(dst, &tbox, &f->box, check_reduced_run, &p);
+        covered += mc_box_volume(&f->box, dst->ndim);
+        mc_reduce_tree_free(&t);
     }
-    for (int64_t a = 0; a < p.naddends; a++)
-        p.ptrs[a] = p.vals + (size_t)a * p.esize;
-    s = each_run(dst, device_id, check_reduced_run, &p);
     free(p.vals);
     free(p.ptrs);
+    free(p.partial);
     if (!s) {
-        *wrong = p.wrong;
+        int64_t missing = mc_box_volume(&tbox, dst->ndim) - covered;
+        *wrong = p.wrong + (missing > 0 ? missing : 0); /* elements no flow delivers */
         if (max_diff)
             *max_diff = p.max_diff;
     }

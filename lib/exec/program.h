@@ -22,7 +22,7 @@ typedef enum {
     MC_OP_LOCAL_COPY, /* both ends on this rank */
     MC_OP_SEND,       /* from this rank (PACK first when the source is strided) */
     MC_OP_RECV,       /* to this rank (UNPACK after when the destination is strided) */
-    MC_OP_COMBINE,    /* reduction at its reducer: inputs (addend order) combined into dst */
+    MC_OP_COMBINE,    /* reduction at a combiner: inputs (the plan's order) combined into dst */
     MC_OP_FILL        /* a Partial destination's tile that is not addend 0: the identity */
 } mc_op_kind_t;
 
@@ -36,9 +36,10 @@ typedef struct {
     int from_holder;   /* the source holds every chunk from the start */
     int64_t child0;    /* children: ops of this flow that start where this one ends */
     int64_t nchildren; /* (indices in program->children) */
-    int gather;        /* brings an addend to the reducer: its only child is the COMBINE */
+    int gather;        /* the gather phase (an addend or partial moved, a partial combined):
+                        * linked as the flow's combine tree says, not by where it writes */
     int64_t in0, nin;  /* COMBINE: its inputs, program->inputs[in0 .. in0 + nin) */
-    int64_t nwait;     /* COMBINE: gather ops whose chunks it waits for */
+    int64_t nwait;     /* COMBINE: ops (RECVs, COMBINEs) whose chunks it waits for */
     mc_region_t src, dst;
 } mc_op_t;
 

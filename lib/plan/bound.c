@@ -39,7 +39,10 @@
  * For a partial source, a host holds a piece only when it holds every addend index, a device
  * holding the only copy of an addend must send it, and M_nic / M_dev count the fewest NIC
  * crossings / messages per element any reduction needs (mc_reduce_min_messages, with hosts
- * / devices as the nodes): the 2(n-1)/n·S/B of an all-reduce. */
+ * / devices as the nodes): the 2(n-1)/n·S/B of an all-reduce. The host-port and own-host
+ * terms hold for it as they are (a needer lacks the combination and a sole holder's addend
+ * must leave it: one message per element either way); the relay, slow-start and device-set
+ * terms, which count copies of whole pieces, are left out. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -472,8 +475,10 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         goto out;
     if (closure > 0 && closure + nic.latency > bound)
         bound = closure + nic.latency;
-    /* the relay, host-port and own-host terms count copies of whole pieces; a partial
-     * source's pieces are made, not copied, and its reduction terms stand in for them */
+    /* the relay, slow-start and device-set terms count copies of whole pieces; a partial
+     * source's pieces are made, not copied, and its reduction terms stand in for them (the
+     * host-port and own-host terms below hold for both: a needer receives, and a sole
+     * holder of an addend another device needs sends, one message per element) */
     int copies = pieces->naddends <= 1;
     if (copies && (t = relay_terms(groups, ngroups, hosts, needs, nneeds, items, b_in, b_out,
                                    nic.latency, intra.latency)) > bound)
@@ -494,8 +499,9 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     double ports = intra.bandwidth * (double)ndev + b_out * (double)topo->hosts;
     if (red.msg_bytes > 0 && (t = red.msg_bytes / ports + min_latency) > bound)
         bound = t;
-    /* host ports: a host's needing devices take bytes through their own ports or its NIC;
-     * count and r_host are free (tmp: the devices each host has that need or alone hold) */
+    /* host ports: a host's needing devices take bytes through their own ports or its NIC
+     * (a reduction's needer lacks the combination: it too receives every element); count
+     * and r_host are free (tmp: the devices each host has that need or alone hold) */
     memset(count, 0, (size_t)nhost * sizeof *count);
     memset(tmp, 0, (size_t)nhost * sizeof *tmp);
     for (int64_t d = 0; d < ndev; d++) {
@@ -509,7 +515,7 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         r_host[mc_topology_host_of(topo, d)] += r_dev[d];
         e_host[mc_topology_host_of(topo, d)] += e_dev[d];
     }
-    for (int64_t h = 0; h < nhost && copies; h++) {
+    for (int64_t h = 0; h < nhost; h++) {
         if (r_host[h] > 0 &&
             (t = r_host[h] / ((double)count[h] * intra.bandwidth + b_in) + min_latency) > bound)
             bound = t;
@@ -542,7 +548,7 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         /* before α_nic nothing has crossed a NIC: all comes from the own host */
         double alone = r_dev[d] > 0 ? r_dev[d] / intra.bandwidth + intra.latency : 0;
         alone = fmax(alone, l_dev[d]);
-        if (copies && alone > 0 && (t = fmin(nic.latency, alone)) > bound)
+        if (alone > 0 && (t = fmin(nic.latency, alone)) > bound)
             bound = t;
     }
     *seconds = bound > 0 ? bound + topo->reshard_s : 0;

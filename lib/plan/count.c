@@ -48,8 +48,8 @@ int mc_flow_rooted_at(const mc_plan_t *plan, const mc_flow_t *f, int64_t device)
 }
 
 /* Staging per device: a relay that neither holds nor needs the flow keeps the whole box, a
- * reducer each gathered addend (and the result, when it does not need it); every send and
- * receive also uses a double-buffered chunk (pack / unpack). */
+ * combiner each gathered input (and its result, unless it is the reducer and needs it);
+ * every send and receive also uses a double-buffered chunk (pack / unpack). */
 mc_status_t mc_plan_count(mc_plan_t *plan)
 {
     mc_plan_stats_t *st = &plan->stats;
@@ -67,9 +67,17 @@ mc_status_t mc_plan_count(mc_plan_t *plan)
         const mc_flow_t *f = &plan->flows[i];
         const mc_piece_t *p = &plan->pieces->pieces[f->piece];
         int64_t chunks = (f->bytes + f->chunk_bytes - 1) / f->chunk_bytes;
-        /* a reducer that does not need the piece combines into a buffer of its own */
-        if (f->ngather && !mc_piece_needs(p, plan->edges[f->edge0].to))
-            staging[plan->edges[f->edge0].to] += f->bytes;
+        /* a reducer that does not need the piece, and a host combiner, combine into a buffer
+         * of their own */
+        int64_t reducer = mc_flow_reducer(plan, f);
+        if (f->ngather && !mc_piece_needs(p, reducer))
+            staging[reducer] += f->bytes;
+        for (int64_t j = 0; j < f->ngather; j++)
+            for (int64_t k = 0; k < j; k++)
+                if (plan->edges[f->edge0 + k].to == plan->edges[f->edge0 + j].from) {
+                    staging[plan->edges[f->edge0 + j].from] += f->bytes;
+                    break;
+                }
         for (int64_t j = 0; j < f->nedges; j++) {
             const mc_edge_t *e = &plan->edges[f->edge0 + j];
             st->messages++;

@@ -24,9 +24,11 @@ typedef struct {
     int64_t chunk_bytes; /* pipeline chunk, a multiple of the element size, > 0 */
     int64_t edge0;       /* first edge in plan->edges */
     int64_t nedges;      /* edges in parent-before-child order */
-    /* Reduction flows (partial source): the first ngather edges bring one addend each from
-     * a holder to the reducer, their common 'to'; it combines its own addend (if it holds
-     * one) and them in addend order, and the other edges fan the result out from it. */
+    /* Reduction flows (partial source): the first ngather edges (gather edges) form a tree
+     * into the reducer, the 'to' of the last one: edge X -> Y brings Y X's partial (X's own
+     * addend combined with what X's gather edges brought it, which come before; none: the
+     * addend alone). The other edges fan the result out from the reducer
+     * (lib/plan/reduce_tree.c gives the order of combination). */
     int64_t ngather;
 } mc_flow_t;
 
@@ -65,9 +67,36 @@ mc_status_t mc_strategy_broadcast(mc_plan_t *plan);
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan);
 /* Reductions (partial source), naive: every addend to one device, combined, then sent. */
 mc_status_t mc_strategy_reduce_naive(mc_plan_t *plan);
-/* Reductions, reduce-scatter + all-gather: one stripe per reducer; hierarchical: results
- * cross each needing host's NIC once, then fan out inside it. */
-mc_status_t mc_strategy_reduce_scatter(mc_plan_t *plan, int hierarchical);
+/* Reductions, reduce-scatter + all-gather: one stripe per reducer candidate. Flags:
+ * hierarchical: results cross each needing host's NIC once, then fan out inside it;
+ * precombine: a stripe's addends on another host than the reducer's are combined in that
+ * host first, so that one partial crosses its NIC (never for avg); per host: one reducer
+ * candidate per host (fewer, larger stripes). */
+enum { MC_RS_HIERARCHICAL = 1, MC_RS_PRECOMBINE = 2, MC_RS_PER_HOST = 4 };
+mc_status_t mc_strategy_reduce_scatter(mc_plan_t *plan, unsigned flags);
+
+/* The combine tree of a reduction flow (lib/plan/reduce_tree.c). Combiners come children
+ * first, the reducer last; each combines inputs in[in0 .. in0 + nin), ordered by their
+ * least addend index: v >= 0 is addend v (the holder's own tile), v < 0 the partial of
+ * combiner -v - 1. */
+typedef struct {
+    int64_t device;
+    int64_t out_edge; /* the gather edge (index in the flow) taking its partial on; -1: reducer */
+    int64_t in0, nin;
+    int64_t least; /* least addend index it combines */
+} mc_combiner_t;
+typedef struct {
+    int64_t ncomb, nin;
+    mc_combiner_t *comb;
+    int64_t *in;
+    int64_t *edge; /* per input: the gather edge (index in the flow) bringing it; -1: own */
+} mc_reduce_tree_t;
+/* Checks flow fi's gather edges (every addend exactly once, a tree into the reducer, each
+ * sender holding an addend and sending once, after its inputs) and builds its tree. */
+mc_status_t mc_reduce_tree(const mc_plan_t *plan, int64_t fi, mc_reduce_tree_t *out);
+void mc_reduce_tree_free(mc_reduce_tree_t *t);
+/* The reducer of a reduction flow (-1 for a copy flow). */
+int64_t mc_flow_reducer(const mc_plan_t *plan, const mc_flow_t *f);
 
 /* Reorders flows like the rounds of an all-to-all (lib/plan/order.c). */
 mc_status_t mc_plan_order_rounds(mc_plan_t *plan);

@@ -1,5 +1,5 @@
-/* Plan output: human text, JSON (flows and pieces in full), DOT (devices by host, edges
- * summed per device pair). */
+/* Plan output: human text, JSON (flows and pieces in full, reductions' combine trees), DOT
+ * (devices by host, edges summed per device pair, host combiners marked). */
 #include <stdlib.h>
 #include "plan_internal.h"
 #include "util/util.h"
@@ -24,6 +24,64 @@ static void write_ids(const int64_t *ids, int n, FILE *out)
 static const char *name(const mc_plan_t *plan)
 {
     return mc_strategy_name(plan->params.strategy, plan->params.sender);
+}
+
+/* Combiner c of tree t as text: its device, then its inputs in combination order, addend
+ * a as "a<a>", a partial as its combiner, nested: "0{a0+a1+4{a4+a5}}". */
+static void write_combiner(const mc_reduce_tree_t *t, int64_t c, FILE *out)
+{
+    const mc_combiner_t *k = &t->comb[c];
+    fprintf(out, "%lld{", (long long)k->device);
+    for (int64_t i = 0; i < k->nin; i++) {
+        int64_t v = t->in[k->in0 + i];
+        if (i)
+            fputc('+', out);
+        if (v >= 0)
+            fprintf(out, "a%lld", (long long)v);
+        else
+            write_combiner(t, -v - 1, out);
+    }
+    fputc('}', out);
+}
+
+/* The addends under combiner c, in combination order, as JSON list items. */
+static void write_addends(const mc_reduce_tree_t *t, int64_t c, int *first, FILE *out)
+{
+    const mc_combiner_t *k = &t->comb[c];
+    for (int64_t i = 0; i < k->nin; i++) {
+        int64_t v = t->in[k->in0 + i];
+        if (v < 0) {
+            write_addends(t, -v - 1, first, out);
+            continue;
+        }
+        fprintf(out, "%s%lld", *first ? "" : ",", (long long)v);
+        *first = 0;
+    }
+}
+
+/* A reduction flow's combine tree: text (" combine 0{...}") or JSON ("combiners": every
+ * combiner with its level, "host" before the NIC or the "reducer", and its addends). */
+static void write_tree(const mc_plan_t *plan, int64_t fi, int json, FILE *out)
+{
+    mc_reduce_tree_t t;
+    if (mc_reduce_tree(plan, fi, &t))
+        return; /* an invalid plan (its "valid" says so) */
+    if (!json) {
+        fputs(" combine ", out);
+        write_combiner(&t, t.ncomb - 1, out);
+    } else {
+        fputs(", \"combiners\": [", out);
+        for (int64_t c = 0; c < t.ncomb; c++) {
+            const mc_combiner_t *k = &t.comb[c];
+            int first = 1;
+            fprintf(out, "%s{\"device\": %lld, \"level\": \"%s\", \"addends\": [", c ? ", " : "",
+                    (long long)k->device, k->out_edge < 0 ? "reducer" : "host");
+            write_addends(&t, c, &first, out);
+            fputs("]}", out);
+        }
+        fputc(']', out);
+    }
+    mc_reduce_tree_free(&t);
 }
 
 static void write_text(const mc_plan_t *plan, FILE *out)
@@ -53,6 +111,8 @@ static void write_text(const mc_plan_t *plan, FILE *out)
                     mc_edge_class(plan->topo, e->from, e->to) == MC_LINK_NIC ? "=>" : "->",
                     (long long)e->to);
         }
+        if (f->ngather)
+            write_tree(plan, i, 0, out);
         fputc('\n', out);
     }
 }
@@ -98,8 +158,10 @@ static void write_json(const mc_plan_t *plan, FILE *out)
             fprintf(out, "%s[%lld,%lld]", j ? "," : "", (long long)plan->edges[f->edge0 + j].from,
                     (long long)plan->edges[f->edge0 + j].to);
         fputc(']', out);
-        if (f->ngather) /* the first ngather edges bring addends to the reducer */
+        if (f->ngather) { /* the first ngather edges: the combine tree into the reducer */
             fprintf(out, ", \"gather_edges\": %lld", (long long)f->ngather);
+            write_tree(plan, i, 1, out);
+        }
         fputc('}', out);
     }
     fputs("]}\n", out);
@@ -144,6 +206,21 @@ static mc_status_t write_dot(const mc_plan_t *plan, FILE *out)
         }
     qsort(pairs, (size_t)n, sizeof *pairs, cmp_pair);
     qsort(devs, (size_t)ndevs, sizeof *devs, cmp_i64);
+    /* per device: the flows whose addends of its host it combines before the NIC */
+    int64_t *pre = mc_calloc((size_t)mc_topology_devices(topo) + 1, sizeof *pre);
+    if (!pre) {
+        free(pairs);
+        free(devs);
+        return MC_ERR_NOMEM;
+    }
+    for (int64_t i = 0; i < plan->nflows; i++) {
+        mc_reduce_tree_t t;
+        if (!plan->flows[i].ngather || mc_reduce_tree(plan, i, &t))
+            continue;
+        for (int64_t c = 0; c + 1 < t.ncomb; c++)
+            pre[t.comb[c].device]++;
+        mc_reduce_tree_free(&t);
+    }
     fprintf(out,
             "digraph plan {\n  label=\"%s: estimate %.4g s, bound %.4g s\";\n"
             "  node [shape=box, style=rounded];\n",
@@ -153,7 +230,10 @@ static mc_status_t write_dot(const mc_plan_t *plan, FILE *out)
         fprintf(out, "  subgraph cluster_host%lld {\n    label=\"host %lld\";\n", (long long)h,
                 (long long)h);
         for (; i < ndevs && mc_topology_host_of(topo, devs[i]) == h; i++)
-            if (i == 0 || devs[i] != devs[i - 1])
+            if ((i == 0 || devs[i] != devs[i - 1]) && pre[devs[i]])
+                fprintf(out, "    d%lld [label=\"dev %lld\\npre-combines %lld\", peripheries=2];\n",
+                        (long long)devs[i], (long long)devs[i], (long long)pre[devs[i]]);
+            else if (i == 0 || devs[i] != devs[i - 1])
                 fprintf(out, "    d%lld [label=\"dev %lld\"];\n", (long long)devs[i],
                         (long long)devs[i]);
         fputs("  }\n", out);
@@ -173,6 +253,7 @@ static mc_status_t write_dot(const mc_plan_t *plan, FILE *out)
     fputs("}\n", out);
     free(pairs);
     free(devs);
+    free(pre);
     return MC_OK;
 }
 

@@ -29,7 +29,7 @@
 #include "topology/topology_internal.h"
 #include "util/util.h"
 
-enum { EV_READY, EV_FREE };
+enum { EV_READY, EV_FREE, EV_JOIN, EV_TYPES };
 
 typedef struct {
     int64_t flow;
@@ -38,12 +38,26 @@ typedef struct {
     int64_t host;           /* host whose shared bandwidth the chunk uses; -1 for none */
     int64_t child0, nchild; /* children edges in sim.children */
     int64_t next, ready;    /* chunks [next, ready) have arrived and wait to be sent */
+    int64_t join;           /* gather edge: the combine its chunks arrive at; else -1 */
+    int fed;                /* leaves a combine (its chunks come from the join) */
 } sim_edge_t;
+
+/* A combine of a reduction flow (docs/planning.md#reductions): chunk k of its result is
+ * there once chunk k of each of its need gather edges arrived; then it is ready on the
+ * edges that leave the combiner (its partial, or the reducer's result edges). */
+typedef struct {
+    int64_t need;
+    int64_t *count;         /* per chunk: gather edges arrived */
+    int64_t child0, nchild; /* edges in sim.join_children */
+} sim_join_t;
 
 typedef struct {
     const mc_plan_t *plan;
     sim_edge_t *edges;
     int64_t *children;
+    int64_t njoins;
+    sim_join_t *joins;
+    int64_t *join_children, *join_counts;
     mc_heap_t events;
     mc_heap_t *waiting;  /* per resource: edges with ready chunks that need it as sender port */
     double *free_at;     /* per resource: time it becomes free */
@@ -70,7 +84,7 @@ static double chunk_bytes(const mc_flow_t *f, int64_t k)
 
 static mc_status_t push_event(sim_t *s, double t, int type, int64_t a, int64_t b)
 {
-    return mc_heap_push(&s->events, (mc_heap_item_t){t, s->seq++, a * 2 + type, b});
+    return mc_heap_push(&s->events, (mc_heap_item_t){t, s->seq++, a * EV_TYPES + type, b});
 }
 
 /* Queues edge e's next chunk at its sender port, keyed by the chunk's offset. */
@@ -144,6 +158,8 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
         s->makespan = arrival;
     if ((st = push_event(s, busy_until, EV_FREE, r, 0)))
         return st;
+    if (e->join >= 0)
+        return push_event(s, arrival, EV_JOIN, e->join, chosen.b);
     for (int64_t c = 0; c < e->nchild; c++)
         if ((st = push_event(s, arrival, EV_READY, s->children[e->child0 + c], chosen.b)))
             return st;
@@ -178,6 +194,9 @@ static mc_status_t build_edges(sim_t *s)
             /* last_in holds (edge + 1) of the device's incoming edge in this flow */
             int64_t in = last_in[pe->from];
             parent[g] = in > f->edge0 ? in - 1 : -1;
+            e->join = -1;
+            if (j < f->ngather || (f->ngather && pe->from == mc_flow_reducer(plan, f)))
+                parent[g] = -1; /* a combine's input or output: joins (build_joins) */
             if (parent[g] >= 0)
                 count[parent[g]]++;
             last_in[pe->to] = g + 1;
@@ -210,6 +229,98 @@ out:
     free(last_in);
     free(parent);
     free(count);
+    return st;
+}
+
+/* The combines of reduction flows: one per device that gather edges go to, in each flow;
+ * its inputs are those edges, its outputs the edges leaving that device in the gather
+ * phase, or the result edges when it is the reducer. Edge roots: gather edges from devices
+ * that combine nothing (ready at the start). */
+static mc_status_t build_joins(sim_t *s)
+{
+    const mc_plan_t *plan = s->plan;
+    int64_t ndev = mc_topology_devices(plan->topo), nj = 0, nchild = 0, ncount = 0;
+    int64_t *join_of = mc_calloc((size_t)ndev, sizeof *join_of); /* join + 1, this flow */
+    int64_t *stamp = mc_calloc((size_t)ndev, sizeof *stamp);
+    mc_status_t st = MC_OK;
+    if (!join_of || !stamp) {
+        st = MC_ERR_NOMEM;
+        goto out;
+    }
+    for (int pass = 0; pass < 2; pass++) { /* count, then fill */
+        nj = nchild = ncount = 0;
+        for (int64_t fi = 0; fi < plan->nflows; fi++) {
+            const mc_flow_t *f = &plan->flows[fi];
+            int64_t red = mc_flow_reducer(plan, f), base = nj;
+            for (int64_t j = 0; j < f->ngather; j++) {
+                int64_t to = plan->edges[f->edge0 + j].to;
+                if (stamp[to] != pass * plan->nflows + fi + 1) {
+                    stamp[to] = pass * plan->nflows + fi + 1;
+                    join_of[to] = ++nj;
+                    if (pass)
+                        s->joins[nj - 1] = (sim_join_t){.count = s->join_counts + ncount};
+                    ncount += nchunks(f);
+                }
+                if (pass) {
+                    s->edges[f->edge0 + j].join = join_of[to] - 1;
+                    s->joins[join_of[to] - 1].need++;
+                }
+            }
+            /* outputs: the edges leaving a combining device in the gather phase, and the
+             * reducer's result edges; counted per join, then placed in edge order */
+            for (int step = 0; step < 1 + pass; step++) {
+                for (int64_t x = base; pass && step == 1 && x < nj; x++) {
+                    s->joins[x].child0 = nchild;
+                    nchild += s->joins[x].nchild;
+                    s->joins[x].nchild = 0;
+                }
+                for (int64_t j = 0; j < f->nedges; j++) {
+                    int64_t from = plan->edges[f->edge0 + j].from;
+                    if (stamp[from] != pass * plan->nflows + fi + 1 ||
+                        (j >= f->ngather && from != red))
+                        continue;
+                    sim_join_t *jn = pass ? &s->joins[join_of[from] - 1] : NULL;
+                    if (!pass)
+                        nchild++;
+                    else if (step == 0)
+                        jn->nchild++;
+                    else
+                        s->join_children[jn->child0 + jn->nchild++] = f->edge0 + j;
+                    if (pass)
+                        s->edges[f->edge0 + j].fed = 1;
+                }
+            }
+        }
+        if (pass == 0) {
+            s->njoins = nj;
+            s->joins = mc_calloc((size_t)nj + 1, sizeof *s->joins);
+            s->join_children = mc_calloc((size_t)nchild + 1, sizeof *s->join_children);
+            s->join_counts = mc_calloc((size_t)ncount + 1, sizeof *s->join_counts);
+            if (!s->joins || !s->join_children || !s->join_counts) {
+                st = MC_ERR_NOMEM;
+                goto out;
+            }
+        }
+    }
+out:
+    free(join_of);
+    free(stamp);
+    return st;
+}
+
+/* Chunk k of a gather edge arrived at its combine: when it was the last input, the
+ * combined chunk is ready on the combine's outputs. */
+static mc_status_t join_arrived(sim_t *s, int64_t j, int64_t k, double t)
+{
+    sim_join_t *jn = &s->joins[j];
+    if (++jn->count[k] < jn->need)
+        return MC_OK;
+    mc_status_t st = MC_OK;
+    for (int64_t c = 0; c < jn->nchild && !st; c++) {
+        int64_t e = s->join_children[jn->child0 + c];
+        if (!(st = make_ready(s, e, 1)))
+            st = try_start(s, s->edges[e].r_send, t);
+    }
     return st;
 }
 
@@ -311,16 +422,17 @@ mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
         st = MC_ERR_NOMEM;
         goto out;
     }
-    if ((st = build_edges(&s)))
+    if ((st = build_edges(&s)) || (st = build_joins(&s)))
         goto out;
     for (int64_t fi = 0; fi < plan->nflows; fi++) {
         const mc_flow_t *f = &plan->flows[fi];
         for (int64_t j = 0; j < f->nedges; j++) {
             int64_t g = f->edge0 + j;
-            /* reduction flows start at the holders of the addends (the gather edges) */
-            if (f->ngather ? j < f->ngather : mc_flow_rooted_at(plan, f, plan->edges[g].from))
-                if ((st = make_ready(&s, g, nchunks(f))))
-                    goto out;
+            /* reduction flows start at the holders of the addends that combine nothing */
+            int root = f->ngather ? j < f->ngather && !s.edges[g].fed
+                                  : mc_flow_rooted_at(plan, f, plan->edges[g].from);
+            if (root && (st = make_ready(&s, g, nchunks(f))))
+                goto out;
         }
     }
     for (int64_t r = 0; r < nres; r++)
@@ -328,10 +440,12 @@ mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
             goto out;
     while (s.events.n > 0) {
         mc_heap_item_t ev = mc_heap_pop(&s.events);
-        int64_t id = ev.a / 2;
-        if (ev.a % 2 == EV_FREE) {
+        int64_t id = ev.a / EV_TYPES;
+        if (ev.a % EV_TYPES == EV_FREE) {
             s.busy[id] = 0;
             st = try_start(&s, id, ev.key);
+        } else if (ev.a % EV_TYPES == EV_JOIN) {
+            st = join_arrived(&s, id, ev.b, ev.key);
         } else {
             if (!(st = make_ready(&s, id, 1)))
                 st = try_start(&s, s.edges[id].r_send, ev.key);
@@ -355,5 +469,8 @@ out:
     free(s.free_at);
     free(s.busy);
     free(s.host_free);
+    free(s.joins);
+    free(s.join_children);
+    free(s.join_counts);
     return st;
 }

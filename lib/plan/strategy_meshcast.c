@@ -22,7 +22,8 @@
  * once rather than once per child of a tree.
  *
  * A partial source (a reduction) gets the naive or a reduce-scatter plan
- * (strategy_reduce_scatter.c), whichever the simulator finds fastest. */
+ * (strategy_reduce_scatter.c; with or without host pre-combining), whichever the simulator
+ * finds fastest. */
 #include <math.h>
 #include <stdlib.h>
 #include "strategy_common.h"
@@ -61,7 +62,11 @@ enum {
     /* reductions (partial source) */
     POLICY_REDUCE_NAIVE,
     POLICY_REDUCE_SCATTER,
-    POLICY_REDUCE_HIERARCHICAL
+    POLICY_REDUCE_HIERARCHICAL,
+    POLICY_REDUCE_SCATTER_HOST, /* the same two with host-local pre-combining */
+    POLICY_REDUCE_HIERARCHICAL_HOST,
+    POLICY_REDUCE_SCATTER_HOST_COARSE, /* and with one stripe per host */
+    POLICY_REDUCE_HIERARCHICAL_HOST_COARSE
 };
 
 typedef struct {
@@ -522,8 +527,16 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
         break;
     case POLICY_REDUCE_SCATTER:
     case POLICY_REDUCE_HIERARCHICAL:
-        s = mc_strategy_reduce_scatter(&alt, policy == POLICY_REDUCE_HIERARCHICAL);
+    case POLICY_REDUCE_SCATTER_HOST:
+    case POLICY_REDUCE_HIERARCHICAL_HOST:
+    case POLICY_REDUCE_SCATTER_HOST_COARSE:
+    case POLICY_REDUCE_HIERARCHICAL_HOST_COARSE: {
+        int k = policy - POLICY_REDUCE_SCATTER; /* bit 0 hierarchical, then pre, per host */
+        s = mc_strategy_reduce_scatter(&alt, (k % 2 ? MC_RS_HIERARCHICAL : 0) |
+                                                 (k >= 2 ? MC_RS_PRECOMBINE : 0) |
+                                                 (k >= 4 ? MC_RS_PER_HOST : 0));
         break;
+    }
     default:
         s = build(&alt, policy);
         break;
@@ -622,8 +635,12 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     best_t best = {.screened = INFINITY, .full = INFINITY};
     int keep;
     mc_status_t s = MC_OK;
-    if (plan->pieces->naddends > 1) { /* a reduction: naive, reduce-scatter flat or by host */
-        for (int policy = POLICY_REDUCE_NAIVE; policy <= POLICY_REDUCE_HIERARCHICAL && !s; policy++)
+    if (plan->pieces->naddends > 1) {
+        /* a reduction: naive, reduce-scatter flat or by host, each with and without host
+         * pre-combining, and pre-combined with one stripe per host (avg never pre-combines:
+         * those plans repeat and are skipped) */
+        for (int policy = POLICY_REDUCE_NAIVE;
+             policy <= POLICY_REDUCE_HIERARCHICAL_HOST_COARSE && !s; policy++)
             s = try_policy(plan, policy, 0, &best);
         if (!s)
             s = try_smaller_chunks(plan, &best);

@@ -11,7 +11,16 @@
  *
  * Flat: the reducer sends its stripe to every other needer. Hierarchical: the stripe enters
  * every other needing host once over its NIC, from the reducer's host or a host it already
- * reached (the least NIC egress so far), then fans out inside the host. */
+ * reached (the least NIC egress so far), then fans out inside the host.
+ *
+ * Pre-combined: the addends a stripe gathers from a host h other than its reducer's, when
+ * there are m >= 2 of them, go to a combiner on h first (the one of their holders that
+ * received least so far), which combines them with its own and sends one partial over h's
+ * NIC: (m - 1)/m less of the gather crosses NICs. Addends on the reducer's host go straight
+ * to it. Never for avg, which divides once, at the one combine.
+ *
+ * Per host: one stripe per host that has candidates (its first), so stripes are larger and
+ * pipeline in several chunks where per-device stripes are one chunk each. */
 #include <stdlib.h>
 #include "strategy_common.h"
 #include "util/util.h"
@@ -19,8 +28,9 @@
 typedef struct {
     mc_plan_t *plan;
     mc_loads_t loads;
-    int hierarchical;
-    int64_t *cand; /* reducer candidates of the current piece */
+    int hierarchical, precombine, per_host;
+    int64_t *senders; /* the current stripe's addend senders, grouped by host */
+    int64_t *cand;    /* reducer candidates of the current piece */
     mc_box_t *stripes;
     mc_host_run_t *nruns; /* the piece's needers by host */
     int64_t *entry;       /* per host: the device that got the current stripe */
@@ -93,35 +103,97 @@ static mc_status_t fan_out(ctx_t *c, const mc_piece_t *p, int64_t r, int64_t rot
     return s;
 }
 
+/* Stable insertion sort of devs by host (qsort is not stable; few senders). */
+static void sort_by_host(const mc_topology_t *topo, int64_t *devs, int64_t n)
+{
+    for (int64_t i = 1; i < n; i++)
+        for (int64_t j = i;
+             j > 0 && mc_topology_host_of(topo, devs[j]) < mc_topology_host_of(topo, devs[j - 1]);
+             j--) {
+            int64_t v = devs[j];
+            devs[j] = devs[j - 1];
+            devs[j - 1] = v;
+        }
+}
+
+/* The gather edges of the current stripe into reducer r (which holds addend own, or -1):
+ * one holder of every other addend sends it straight, or, pre-combining, through a combiner
+ * of its host (edges into a combiner before its edge out). */
+static mc_status_t gather(ctx_t *c, const mc_piece_t *p, int64_t r, int64_t own, double bytes)
+{
+    mc_plan_t *plan = c->plan;
+    const mc_topology_t *topo = plan->topo;
+    int64_t n = 0, hr = mc_topology_host_of(topo, r);
+    for (int64_t a = 0; a < plan->pieces->naddends; a++)
+        if (a != own)
+            c->senders[n++] = mc_addend_sender(topo, p, a, r, &c->loads);
+    int pre = c->precombine && plan->pieces->op != MC_REDUCE_AVG;
+    if (pre)
+        sort_by_host(topo, c->senders, n);
+    mc_status_t s = MC_OK;
+    for (int64_t i = 0; i < n && !s;) {
+        int64_t h = mc_topology_host_of(topo, c->senders[i]), end = i + 1;
+        while (pre && end < n && mc_topology_host_of(topo, c->senders[end]) == h)
+            end++;
+        if (h == hr || end - i < 2) { /* straight to the reducer */
+            for (; i < end && !s; i++) {
+                mc_loads_add(&c->loads, topo, c->senders[i], r, bytes);
+                s = mc_plan_add_gather(plan, c->senders[i], r);
+            }
+            continue;
+        }
+        int64_t comb = c->senders[i];
+        for (int64_t k = i + 1; k < end; k++)
+            if (c->loads.dev_recv[c->senders[k]] < c->loads.dev_recv[comb])
+                comb = c->senders[k];
+        for (; i < end && !s; i++)
+            if (c->senders[i] != comb) {
+                mc_loads_add(&c->loads, topo, c->senders[i], comb, bytes);
+                s = mc_plan_add_gather(plan, c->senders[i], comb);
+            }
+        if (!s) {
+            mc_loads_add(&c->loads, topo, comb, r, bytes);
+            s = mc_plan_add_gather(plan, comb, r);
+        }
+    }
+    return s;
+}
+
 static mc_status_t plan_piece(ctx_t *c, int64_t i)
 {
     mc_plan_t *plan = c->plan;
     const mc_piece_t *p = &plan->pieces->pieces[i];
     int ndim = plan->pieces->ndim;
     int nc = candidates(p, c->cand);
+    if (c->per_host) { /* the first candidate of each host (candidates ascend) */
+        int m = 0;
+        for (int j = 0; j < nc; j++)
+            if (m == 0 || mc_topology_host_of(plan->topo, c->cand[j]) !=
+                              mc_topology_host_of(plan->topo, c->cand[m - 1]))
+                c->cand[m++] = c->cand[j];
+        nc = m;
+    }
     int k = mc_box_split(&p->box, ndim, nc, c->stripes);
     mc_status_t s = MC_OK;
     for (int st = 0; st < k && !s; st++) {
         int64_t r = c->cand[(st + i) % nc], own = mc_piece_addend(p, r);
         double bytes = (double)(mc_box_volume(&c->stripes[st], ndim) * plan->pieces->elem_size);
         s = mc_plan_add_flow(plan, i, &c->stripes[st]);
-        for (int64_t a = 0; a < plan->pieces->naddends && !s; a++) {
-            if (a == own)
-                continue;
-            int64_t from = mc_addend_sender(plan->topo, p, a, r, &c->loads);
-            mc_loads_add(&c->loads, plan->topo, from, r, bytes);
-            s = mc_plan_add_gather(plan, from, r);
-        }
+        if (!s)
+            s = gather(c, p, r, own, bytes);
         if (!s)
             s = fan_out(c, p, r, st + i, bytes);
     }
     return s;
 }
 
-mc_status_t mc_strategy_reduce_scatter(mc_plan_t *plan, int hierarchical)
+mc_status_t mc_strategy_reduce_scatter(mc_plan_t *plan, unsigned flags)
 {
     const mc_pieces_t *ps = plan->pieces;
-    ctx_t c = {.plan = plan, .hierarchical = hierarchical};
+    ctx_t c = {.plan = plan,
+               .hierarchical = (flags & MC_RS_HIERARCHICAL) != 0,
+               .precombine = (flags & MC_RS_PRECOMBINE) != 0,
+               .per_host = (flags & MC_RS_PER_HOST) != 0};
     int64_t most = 1, nhost = mc_topology_hosts(plan->topo);
     for (int64_t i = 0; i < ps->npieces; i++) {
         if (ps->pieces[i].nholders > most)
@@ -137,7 +209,8 @@ mc_status_t mc_strategy_reduce_scatter(mc_plan_t *plan, int hierarchical)
     c.nruns = mc_calloc((size_t)most, sizeof *c.nruns);
     c.entry = mc_calloc((size_t)nhost, sizeof *c.entry);
     c.served = mc_calloc((size_t)nhost, sizeof *c.served);
-    if (!c.cand || !c.stripes || !c.nruns || !c.entry || !c.served)
+    c.senders = mc_calloc((size_t)ps->naddends + 1, sizeof *c.senders);
+    if (!c.cand || !c.stripes || !c.nruns || !c.entry || !c.served || !c.senders)
         s = MC_ERR_NOMEM;
     for (int64_t i = 0; i < ps->npieces && !s; i++)
         if (ps->pieces[i].nneeders > 0)
@@ -147,6 +220,7 @@ mc_status_t mc_strategy_reduce_scatter(mc_plan_t *plan, int hierarchical)
     free(c.nruns);
     free(c.entry);
     free(c.served);
+    free(c.senders);
     mc_loads_destroy(&c.loads);
     return s;
 }

@@ -35,8 +35,9 @@ typedef struct {
     int64_t *stamp;
 } devices_t;
 
-/* The gather edges of a reduction flow: one holder of every addend the reducer lacks sends
- * it to the reducer, which then has the combined box. Copy flows have none. */
+/* The gather edges of a reduction flow: a combine tree (lib/plan/reduce_tree.c) bringing
+ * every addend exactly once to the reducer, which then has the combined box. Copy flows
+ * have none. */
 static mc_status_t check_gather(const mc_plan_t *plan, int64_t fi, const devices_t *dv,
                                 delivery_t *out, int64_t *nout)
 {
@@ -48,35 +49,19 @@ static mc_status_t check_gather(const mc_plan_t *plan, int64_t fi, const devices
                         (long long)fi, (long long)f->ngather, (long long)n);
     if (n == 1)
         return MC_OK;
-    int64_t reducer = plan->edges[f->edge0].to, r = mc_ids_find(dv->ids, dv->n, reducer);
-    char *seen = mc_calloc((size_t)n, 1);
-    if (!seen)
-        return MC_ERR_NOMEM;
-    int64_t own = mc_piece_addend(p, reducer), got = own >= 0;
-    if (own >= 0)
-        seen[own] = 1;
-    mc_status_t s = r < 0 ? mc_error(MC_ERR_INVALID, "flow %lld: reducer %lld is no device",
-                                     (long long)fi, (long long)reducer)
-                          : MC_OK;
-    for (int64_t j = 0; j < f->ngather && !s; j++) {
+    for (int64_t j = 0; j < f->ngather; j++) {
         const mc_edge_t *e = &plan->edges[f->edge0 + j];
-        int64_t a = mc_piece_addend(p, e->from);
-        if (e->to != reducer || e->from == reducer)
-            s = mc_error(MC_ERR_INVALID, "flow %lld: gather edge %lld -> %lld misses reducer %lld",
-                         (long long)fi, (long long)e->from, (long long)e->to, (long long)reducer);
-        else if (a < 0 || seen[a])
-            s = mc_error(MC_ERR_INVALID, "flow %lld: device %lld brings no new addend",
-                         (long long)fi, (long long)e->from);
-        else
-            seen[a] = 1, got++;
+        if (mc_ids_find(dv->ids, dv->n, e->from) < 0 || mc_ids_find(dv->ids, dv->n, e->to) < 0)
+            return mc_error(MC_ERR_INVALID, "flow %lld: bad gather edge %lld -> %lld",
+                            (long long)fi, (long long)e->from, (long long)e->to);
     }
-    free(seen);
-    if (!s && got != n)
-        s = mc_error(MC_ERR_INVALID, "flow %lld: reducer %lld combines %lld of %lld addends",
-                     (long long)fi, (long long)reducer, (long long)got, (long long)n);
+    mc_reduce_tree_t t;
+    mc_status_t s = mc_reduce_tree(plan, fi, &t);
     if (s)
         return s;
-    dv->stamp[r] = fi + 1;
+    mc_reduce_tree_free(&t);
+    int64_t reducer = mc_flow_reducer(plan, f);
+    dv->stamp[mc_ids_find(dv->ids, dv->n, reducer)] = fi + 1;
     if (mc_piece_needs(p, reducer))
         out[(*nout)++] = (delivery_t){f->piece, reducer, fi};
     return MC_OK;

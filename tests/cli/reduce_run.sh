@@ -4,7 +4,8 @@
 # where its cost model picks one stripe per device), one process (local transport), every
 # dtype and op, same and disjoint meshes, uneven shards: each must exit 0 with "wrong": 0
 # (bit-exact against the addends combined in the plan's order) and report max_diff_f64 (0 for
-# integers, and for f64 and f32 sums of these exactly representable addends).
+# integers, and for f64 and f32 sums of these exactly representable addends); then
+# host-local pre-combining (combine trees in the JSON plan, runs verified).
 # usage: bash reduce_run.sh <meshcast-binary> <source-dir>
 set -u
 bin=$1
@@ -51,5 +52,41 @@ done
 "$bin" run --shape 6,4 --dtype bf16 --src-mesh 2 --src-spec RRP0 --dst-mesh 2 --dst-spec S0R \
     --strategy send_recv --iters 1 --warmup 0 >"$tmp/out" 2>&1 || fail "table run: $(cat "$tmp/out")"
 grep -q "^# reduction: sum; every element bit-exact" "$tmp/out" || fail "no reduction line: $(cat "$tmp/out")"
+# Host-local pre-combining: 2 hosts x 4 devices, all-reduce and reduce-scatter. The JSON
+# plan (--json --flows) shows the combine trees: host combiners, whose partial crosses the
+# NIC, and the reducer; each of the 4 stripes of a host's reducers pre-combines on the
+# other host, so "host" occurs 8 times; avg never pre-combines. The runs verify bit for bit
+# against the plan's order (f16/bf16: partials rounded when they cross the NIC).
+pc="--topology cpu-testbed --hosts 2 --shape 64,32 --src-mesh 8 --src-spec [Partial(OP)]
+    --dst-mesh 8 --dst-devices 0-7 --strategy meshcast"
+for spec in "[Replicate()]" "[Shard(0)]"; do
+    # shellcheck disable=SC2086
+    "$bin" plan ${pc//OP/} --dst-spec "$spec" --json --flows >"$tmp/plan" 2>&1 ||
+        fail "plan $spec: $(cat "$tmp/plan")"
+    hosts=$(grep -o '"level": "host"' "$tmp/plan" | wc -l)
+    [ "$hosts" -eq 8 ] || fail "$spec: $hosts host combiners, expected 8"
+    grep -q '"level": "reducer", "addends": \[0,1,2,3,4,5,6,7\]' "$tmp/plan" ||
+        fail "$spec: no reducer combining addends 0..7 in order"
+    # shellcheck disable=SC2086
+    "$bin" plan ${pc//OP/} --dst-spec "$spec" --flows >"$tmp/text" 2>&1 ||
+        fail "plan --flows $spec: $(cat "$tmp/text")"
+    grep -qE ' combine [0-9]+\{a0\+a1\+a2\+a3\+[4-7]\{a4\+a5\+a6\+a7\}\}$' "$tmp/text" ||
+        fail "$spec: no pre-combined tree in --flows: $(cat "$tmp/text")"
+    # shellcheck disable=SC2086
+    "$bin" plan ${pc//OP/} --dst-spec "$spec" --dot - >"$tmp/dot" 2>&1 ||
+        fail "plan --dot $spec: $(cat "$tmp/dot")"
+    grep -q 'pre-combines' "$tmp/dot" || fail "$spec: --dot marks no host combiner"
+    # shellcheck disable=SC2086
+    "$bin" plan ${pc//OP/\'avg\'} --dst-spec "$spec" --json --flows >"$tmp/plan" 2>&1 ||
+        fail "plan avg $spec: $(cat "$tmp/plan")"
+    grep -q '"level": "host"' "$tmp/plan" && fail "avg $spec pre-combines"
+    for dt in f32 f16 bf16 i8; do
+        # shellcheck disable=SC2086
+        "$bin" run ${pc//OP/} --dst-spec "$spec" --dtype $dt --iters 1 --warmup 0 --json \
+            >"$tmp/out" 2>&1 || fail "run $spec $dt: $(cat "$tmp/out")"
+        grep -q '"wrong": 0,' "$tmp/out" || fail "pre-combined $spec $dt: $(cat "$tmp/out")"
+        n=$((n + 1))
+    done
+done
 echo "$n reductions verified"
 exit $failed

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Reductions (Partial sources) over UCX between processes: meshcast run --transport ucx with
 # 4 processes through the environment rendezvous, the naive strategy (send_recv) and
-# meshcast's reduce-scatter (a case where its cost model picks one stripe per device), addends
-# on different ranks (the mesh axis pending the reduction crosses ranks), across meshes and
+# meshcast's reduce-scatter (cases where its cost model picks one stripe per device), addends
+# on different ranks (the mesh axis pending the reduction crosses ranks; the last two plans
+# pre-combine inside hosts, so partials cross ranks, bf16 ones rounded), across meshes and
 # on one mesh, several dtypes and ops, small chunks (many chunk messages per flow): every
 # rank exits 0 and "wrong" (summed over ranks, bit-exact against the addends combined in
 # the plan's order) is 0. Skips when meshcast was built without UCX.
@@ -29,6 +30,7 @@ cases=(
     "--shape 50,6 --dtype u8 --src-mesh 2x2x2 --src-spec P(None,'z',unreduced={'x','y'},reduce_op='min') --dst-mesh 8 --dst-spec RS0 --src-devices 0-7 --dst-devices 0-7"
     "--shape 23,23 --dtype f64 --src-mesh 4x4 --src-spec S1RP0 --dst-mesh 4x4 --dst-spec RS1 --src-devices 0-15 --dst-devices 0-15 --chunk 40"
     "--shape 1024,256 --dtype f32 --src-mesh 2x4 --src-spec [Partial(),Partial()] --dst-mesh 2x4 --dst-spec RR --src-devices 0-7 --dst-devices 0-7 --chunk 65536 --strategy meshcast"
+    "--shape 300,64 --dtype bf16 --src-mesh 8 --src-spec [Partial()] --dst-mesh 8 --dst-spec [Shard(0)] --src-devices 0-7 --dst-devices 0-7 --chunk 4096 --strategy meshcast"
 )
 i=0
 for c in "${cases[@]}"; do
