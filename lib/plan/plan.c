@@ -220,7 +220,10 @@ static void cap_chunks(mc_plan_t *plan)
  * class (flows share it), clamped to 256 KiB..4 MiB (FIELD-NOTES). */
 mc_status_t mc_plan_set_chunks(mc_plan_t *plan)
 {
-    const int64_t lo = MC_PLAN_MIN_CHUNK_BYTES, hi = 4 << 20;
+    /* a cap below the least chunk lowers the least chunk to it */
+    const int64_t cap = plan->chunk_cap,
+                  lo = cap > 0 && cap < MC_PLAN_MIN_CHUNK_BYTES ? cap : MC_PLAN_MIN_CHUNK_BYTES,
+                  hi = cap >= lo ? cap : MC_PLAN_MAX_CHUNK_BYTES;
     double port[2] = {-1, -1}; /* busiest port bytes: intra, NIC (computed on demand) */
     size_t ndev = (size_t)mc_topology_devices(plan->topo);
     double *path = mc_calloc(ndev, sizeof *path);

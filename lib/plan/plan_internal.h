@@ -11,6 +11,7 @@
 /* The least chunk mc_plan_set_chunks gives a flow; strategies model a hop's pipeline fill
  * with it. */
 #define MC_PLAN_MIN_CHUNK_BYTES (256 << 10)
+#define MC_PLAN_MAX_CHUNK_BYTES (4 << 20)
 
 typedef struct {
     int64_t from, to; /* device ids; from holds the flow's box, or received it earlier */
@@ -47,6 +48,10 @@ struct mc_plan {
     /* mc_plan_set_chunks's chunk times this when > 0: meshcast's reductions try smaller
      * chunks than its formula and keep what the simulator finds faster. */
     double chunk_scale;
+    /* The largest chunk mc_plan_set_chunks's formula may choose when > 0 (else 4 MiB), and
+     * the least too when below MC_PLAN_MIN_CHUNK_BYTES: meshcast's copies try smaller caps
+     * and keep what the simulator finds faster. */
+    int64_t chunk_cap;
 };
 
 /* Building flows. mc_plan_add_flow opens a flow; mc_plan_add_edge appends to the last. */

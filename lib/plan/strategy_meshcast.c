@@ -16,6 +16,10 @@
  * that hold the piece feed their own needers from their least-loaded holder, or, in the
  * multi-path candidate, a stripe at a time from a holder on another host when the α–β model
  * sees it arrive sooner over the NIC (the local holders' out-ports are then the bottleneck).
+ * The scatter candidate cuts a piece into one stripe per needer of its widest host, holding
+ * hosts included (down to 16 KiB), each entering a different needer, which passes it on:
+ * a scatter and an all-gather inside the host, so a lone holder's out-port sends each byte
+ * once rather than once per child of a tree.
  *
  * A partial source (a reduction) gets the naive or a reduce-scatter plan
  * (strategy_reduce_scatter.c; with or without host pre-combining), whichever the simulator
@@ -29,6 +33,15 @@
 /* The fine policy's least stripe: small tensors that many devices need get more stripes,
  * so more devices share the forwarding (more messages, each paying α). */
 #define FINE_STRIPE_BYTES (256 << 10)
+/* The scatter policy's least stripe: one stripe per needer of a host, however small the
+ * piece, so that a holder's out-port sends each byte once and its mates pass it on. */
+#define SCATTER_STRIPE_BYTES (16 << 10)
+/* Scatter's cost: stripes grow so that the tensor makes at most SCATTER_MAX_STRIPES (each a
+ * flow to simulate, with an edge per needer), and it is tried up to SCATTER_MAX_PIECES pieces
+ * (above, the other candidates' simulations already fill the plan time: 8,192 pieces in
+ * ~100 ms of CPU on the scale benchmark). */
+#define SCATTER_MAX_STRIPES 4096
+#define SCATTER_MAX_PIECES 2048
 /* Pieces up to which lb_order's plan is among the candidates (it plans 3,420 in ~15 ms and
  * 10,752 in ~30 ms; its rounds still grow faster than linearly). */
 #define LB_ORDER_MAX_PIECES 12288
@@ -38,6 +51,7 @@ enum {
     POLICY_PER_NEEDER, /* and at least one per needer of the widest needing host */
     POLICY_FINE,       /* the same with stripes >= FINE_STRIPE_BYTES */
     POLICY_MULTIPATH,  /* per needer, and hosts that hold a stripe may take it over the NIC */
+    POLICY_SCATTER,    /* per needer of the widest host, holders' hosts too, small stripes */
     POLICY_DIRECT,     /* no stripes, no relays: each needer straight from a holder */
     /* the other strategies' plans, as candidates */
     POLICY_SEND_RECV,
@@ -125,7 +139,7 @@ static int64_t local_or_remote(ctx_t *c, const mc_piece_t *p, int nh, const mc_h
 }
 
 static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_needer,
-                              int64_t min_stripe, int multipath)
+                              int64_t min_stripe, int multipath, int scatter)
 {
     mc_plan_t *plan = c->plan;
     const mc_piece_t *p = &plan->pieces->pieces[i];
@@ -145,6 +159,11 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
     for (int j = 0; per_needer && j < nneed; j++)
         if (c->nruns[c->order[j]].count > k64)
             k64 = c->nruns[c->order[j]].count;
+    /* scatter: a host's needers each take one stripe in and pass it on (scatter, then
+     * all-gather inside the host), the holders' own hosts included */
+    for (int g = 0; scatter && g < nn; g++)
+        if (c->nruns[g].count > k64)
+            k64 = c->nruns[g].count;
     int k = (int)(k64 < want ? k64 : (want > 1 ? want : 1));
     k = mc_box_split(&p->box, ndim, k, c->stripes);
     for (int st = 0; st < k && !s; st++) {
@@ -159,7 +178,10 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
                 continue;
             const int64_t *needers = p->needers + c->nruns[g].first;
             int64_t from = local_or_remote(c, p, nh, run, bytes, multipath);
-            int64_t to = mc_least_loaded(needers, c->nruns[g].count, c->loads.dev_recv);
+            /* scatter: the entry that forwarded least, so each needer passes on a stripe
+             * (every needer receives each stripe, so dev_recv ties) */
+            int64_t to = mc_least_loaded(needers, c->nruns[g].count,
+                                         scatter ? c->loads.dev_send : c->loads.dev_recv);
             mc_loads_add(&c->loads, topo, from, to, bytes);
             if (!(s = mc_plan_add_edge(plan, from, to)))
                 s = mc_fan_out_in_host(plan, &c->loads, needers, c->nruns[g].count, to, bytes);
@@ -228,6 +250,14 @@ static mc_status_t build(mc_plan_t *plan, int policy)
         s = MC_ERR_NOMEM;
         goto out;
     }
+    /* scatter's least stripe: SCATTER_STRIPE_BYTES, or larger so that the tensor makes at
+     * most SCATTER_MAX_STRIPES stripes */
+    double total = 0;
+    for (int64_t i = 0; i < ps->npieces; i++)
+        total += (double)ps->pieces[i].bytes;
+    int64_t scatter_stripe = SCATTER_STRIPE_BYTES;
+    if (total / SCATTER_MAX_STRIPES > (double)scatter_stripe)
+        scatter_stripe = (int64_t)(total / SCATTER_MAX_STRIPES);
     /* most plans have about one flow and edge per (piece, needer): reserve that up front */
     if ((s = mc_grow((void **)&plan->flows, &plan->flows_cap, plan->flows_cap, sizeof *plan->flows,
                      ps->npieces + 1, "the plan's flows")) ||
@@ -238,8 +268,11 @@ static mc_status_t build(mc_plan_t *plan, int policy)
             s = policy == POLICY_DIRECT
                     ? plan_direct(&c, by_size[k])
                     : plan_piece(&c, by_size[k], k, policy != POLICY_PER_HOLDER,
-                                 policy == POLICY_FINE ? FINE_STRIPE_BYTES : MIN_STRIPE_BYTES,
-                                 policy == POLICY_MULTIPATH);
+                                 policy == POLICY_FINE      ? FINE_STRIPE_BYTES
+                                 : policy == POLICY_SCATTER ? scatter_stripe
+                                                            : MIN_STRIPE_BYTES,
+                                 policy == POLICY_MULTIPATH || policy == POLICY_SCATTER,
+                                 policy == POLICY_SCATTER);
     if (!s)
         s = mc_plan_order_rounds(plan);
 out:
@@ -276,10 +309,29 @@ static int per_needer_differs(const mc_plan_t *plan)
 /* Candidates screened within this factor of the best so far are simulated in full. */
 #define SCREEN_SLACK 1.10
 
-/* Most candidates a plan judges (11 policies), remembered to skip repeats. */
-#define MAX_SEEN 16
+/* Most candidates a plan judges (12 policies, then 11 again with SECOND_CAP), remembered to skip
+ * repeats. */
+#define MAX_SEEN 24
+/* The chunk cap of the candidates' second round, which a plan gets when its estimate is more
+ * than REFINE_ABOVE_BOUND times the bound and REFINE_ABOVE_FLOOR times its own floor (busiest
+ * port, longest path): smaller chunks only cut the pipeline fill between the two, and each
+ * round costs a simulation per candidate, with more chunks. */
+#define SECOND_CAP (512 << 10)
+/* The least chunk cap tried: NCCL's default point-to-point chunk over the network
+ * (NCCL_P2P_NET_CHUNKSIZE), half the planner's least chunk otherwise. */
+#define LEAST_CAP (128 << 10)
+#define REFINE_ABOVE_BOUND 1.03
+#define REFINE_ABOVE_FLOOR 1.10
+/* Pieces up to which the second round is tried (a simulation per candidate, with more
+ * chunks). */
+#define REFINE_MAX_PIECES 512
+/* Candidates retried in the second round: those whose first estimate (or floor) was within
+ * this factor of the best plan's. */
+#define SECOND_SLACK 1.2
 
 typedef struct {
+    double last;             /* the last candidate's estimate, screened, or its floor if it
+                                was not screened; infinite for a repeat */
     double screened;         /* best screened estimate so far */
     double full;             /* the kept plan's full estimate */
     uint64_t seen[MAX_SEEN]; /* fingerprints of the candidates judged so far */
@@ -350,6 +402,7 @@ static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
     int exact = 0;
     uint64_t id = fingerprint(cand);
     *keep = 0;
+    best->last = INFINITY;
     for (int i = 0; i < best->nseen; i++)
         if (best->seen[i] == id)
             return MC_OK;
@@ -358,9 +411,12 @@ static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
     /* a candidate whose floor (busiest port, longest path) is the kept plan's estimate or
      * more cannot beat it */
     mc_status_t s = mc_plan_floor(cand, &floor);
+    best->last = floor;
     if (s || floor >= best->full)
         return s;
-    if ((s = screen(cand, &screened, &exact)) || screened > SCREEN_SLACK * best->screened)
+    if (!(s = screen(cand, &screened, &exact)))
+        best->last = screened;
+    if (s || screened > SCREEN_SLACK * best->screened)
         return s;
     if (screened < best->screened)
         best->screened = screened;
@@ -413,11 +469,40 @@ static int multipath_differs(const mc_plan_t *plan)
     return found;
 }
 
-/* Builds alt with a policy, and moves it into plan if the simulator finds it faster. */
-static mc_status_t try_policy(mc_plan_t *plan, int policy, best_t *best)
+/* Whether the scatter policy would build a plan of its own: some host has several needers of
+ * a piece that either one of its devices holds (the entries then rotate) or that is too small
+ * for the fine policy's one stripe per needer. */
+static int scatter_differs(const mc_plan_t *plan)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    const mc_topology_t *topo = plan->topo;
+    if (ps->npieces > SCATTER_MAX_PIECES)
+        return 0;
+    for (int64_t i = 0; i < ps->npieces; i++) {
+        const mc_piece_t *p = &ps->pieces[i];
+        int run = 1; /* needers ascend, so a host's needers are consecutive */
+        for (int j = 1; j < p->nneeders; j++) {
+            int64_t h = mc_topology_host_of(topo, p->needers[j]);
+            run = h == mc_topology_host_of(topo, p->needers[j - 1]) ? run + 1 : 1;
+            if (run < 2)
+                continue;
+            if (p->bytes / FINE_STRIPE_BYTES < run)
+                return 1;
+            for (int k = 0; k < p->nholders; k++)
+                if (mc_topology_host_of(topo, p->holders[k]) == h)
+                    return 1;
+        }
+    }
+    return 0;
+}
+
+/* Builds alt with a policy and chunks of at most cap (0: the formula's 4 MiB), and moves it
+ * into plan if the simulator finds it faster. */
+static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *best)
 {
     mc_plan_t alt = *plan;
     int keep = 0;
+    alt.chunk_cap = cap;
     alt.flows = NULL;
     alt.edges = NULL;
     alt.nflows = alt.flows_cap = alt.nedges = alt.edges_cap = 0;
@@ -467,6 +552,7 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, best_t *best)
         plan->nedges = alt.nedges;
         plan->flows_cap = alt.flows_cap;
         plan->edges_cap = alt.edges_cap;
+        plan->chunk_cap = alt.chunk_cap;
         alt.flows = f;
         alt.edges = e;
     }
@@ -503,6 +589,38 @@ static mc_status_t try_smaller_chunks(mc_plan_t *plan, best_t *best)
     return s ? s : mc_plan_set_chunks(plan);
 }
 
+static int64_t chunk_sum(const mc_plan_t *plan)
+{
+    int64_t sum = 0;
+    for (int64_t i = 0; i < plan->nflows; i++)
+        sum += plan->flows[i].chunk_bytes;
+    return sum;
+}
+
+/* Halves the largest chunk the formula may choose (4 MiB) while the simulator finds the kept
+ * copy plan faster: the formula sizes chunks by the busiest port's bytes, so a plan of large
+ * flows through chains or trees pays a fill of several MiB per hop, which the bound does
+ * not (g0222 of the scale benchmark: 1.39 of the bound at 4 MiB, 1.03 at 256 KiB). */
+static mc_status_t try_chunk_cap(mc_plan_t *plan, best_t *best)
+{
+    int64_t kept = plan->chunk_cap;
+    mc_status_t s = MC_OK;
+    for (int64_t cap = (kept > 0 ? kept : MC_PLAN_MAX_CHUNK_BYTES) / 2; cap >= LEAST_CAP && !s;
+         cap /= 2) {
+        int64_t before = chunk_sum(plan);
+        double t = 0;
+        plan->chunk_cap = cap;
+        if ((s = mc_plan_set_chunks(plan)) || chunk_sum(plan) == before)
+            continue; /* no flow had chunks above the cap: try the next */
+        if ((s = mc_plan_simulate(plan, &t)) || t >= best->full)
+            break;
+        best->full = t;
+        kept = cap;
+    }
+    plan->chunk_cap = kept;
+    return s ? s : mc_plan_set_chunks(plan);
+}
+
 /* Plans with the stripe policy first, then tries the others and keeps whichever the
  * simulator finds fastest (a repeat of a plan already judged, or one whose floor — busiest
  * port, longest path — is the best's estimate or more, is not simulated; the others are screened
@@ -523,7 +641,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
          * those plans repeat and are skipped) */
         for (int policy = POLICY_REDUCE_NAIVE;
              policy <= POLICY_REDUCE_HIERARCHICAL_HOST_COARSE && !s; policy++)
-            s = try_policy(plan, policy, &best);
+            s = try_policy(plan, policy, 0, &best);
         if (!s)
             s = try_smaller_chunks(plan, &best);
         plan->stats.estimate_s = best.full;
@@ -533,15 +651,34 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     if (!s && !(s = mc_plan_set_chunks(plan)))
         s = judge(plan, &best, &keep);
     if (!s && per_needer_differs(plan))
-        s = try_policy(plan, POLICY_PER_NEEDER, &best);
+        s = try_policy(plan, POLICY_PER_NEEDER, 0, &best);
     /* lb_order's rounds grow faster than linearly with the pieces: tried up to a limit */
     int last = plan->pieces->npieces <= LB_ORDER_MAX_PIECES ? POLICY_BROADCAST_LB_ORDER
                                                             : POLICY_BROADCAST_LB_SIZE;
-    for (int policy = POLICY_FINE; policy <= last && !s; policy++)
+    double first[POLICY_BROADCAST_LB_ORDER + 1];
+    first[POLICY_PER_HOLDER] = first[POLICY_PER_NEEDER] = best.full;
+    for (int policy = POLICY_FINE; policy <= last && !s; policy++) {
+        first[policy] = INFINITY;
         if (best.full > 1.001 * plan->stats.lower_bound_s &&
             (policy != POLICY_FINE || fine_differs(plan)) &&
-            (policy != POLICY_MULTIPATH || multipath_differs(plan)))
-            s = try_policy(plan, policy, &best);
+            (policy != POLICY_MULTIPATH || multipath_differs(plan)) &&
+            (policy != POLICY_SCATTER || scatter_differs(plan)) &&
+            !(s = try_policy(plan, policy, 0, &best)))
+            first[policy] = best.last;
+    }
+    /* the chunk formula sizes chunks for the busiest port's bytes, so it ranks plans of long
+     * chains above stripes with stars that smaller chunks would make faster: every
+     * candidate again with chunks of at most SECOND_CAP, then smaller caps for the winner */
+    double floor = INFINITY;
+    if (!s && best.full > REFINE_ABOVE_BOUND * plan->stats.lower_bound_s)
+        s = mc_plan_floor(plan, &floor);
+    int refine =
+        best.full > REFINE_ABOVE_FLOOR * floor && plan->pieces->npieces <= REFINE_MAX_PIECES;
+    for (int policy = POLICY_PER_HOLDER; policy <= last && !s && refine; policy++)
+        if (first[policy] <= SECOND_SLACK * best.full)
+            s = try_policy(plan, policy, SECOND_CAP, &best);
+    if (!s && refine)
+        s = try_chunk_cap(plan, &best);
     plan->stats.estimate_s = best.full;
     return s;
 }
