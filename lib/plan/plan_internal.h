@@ -65,6 +65,9 @@ mc_status_t mc_strategy_send_recv(mc_plan_t *plan);
 mc_status_t mc_strategy_local_allgather(mc_plan_t *plan);
 mc_status_t mc_strategy_broadcast(mc_plan_t *plan);
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan);
+/* Direct sends with a NIC share of the pieces a needer's own host holds, when other hosts
+ * hold them too (one of meshcast's candidates); *built = 0 when there is nothing to move. */
+mc_status_t mc_strategy_nic_split(mc_plan_t *plan, int *built);
 /* Reductions (partial source), naive: every addend to one device, combined, then sent. */
 mc_status_t mc_strategy_reduce_naive(mc_plan_t *plan);
 /* Reductions, reduce-scatter + all-gather: one stripe per reducer candidate. Flags:

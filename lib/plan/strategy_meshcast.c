@@ -19,7 +19,9 @@
  * The scatter candidate cuts a piece into one stripe per needer of its widest host, holding
  * hosts included (down to 16 KiB), each entering a different needer, which passes it on:
  * a scatter and an all-gather inside the host, so a lone holder's out-port sends each byte
- * once rather than once per child of a tree.
+ * once rather than once per child of a tree. The NIC split candidate (strategy_nic_split.c)
+ * sends directly, moving the share of the locally held bytes onto the NIC that balances the
+ * device ports against it.
  *
  * A partial source (a reduction) gets the naive or a reduce-scatter plan
  * (strategy_reduce_scatter.c; with or without host pre-combining), whichever the simulator
@@ -53,6 +55,7 @@ enum {
     POLICY_MULTIPATH,  /* per needer, and hosts that hold a stripe may take it over the NIC */
     POLICY_SCATTER,    /* per needer of the widest host, holders' hosts too, small stripes */
     POLICY_DIRECT,     /* no stripes, no relays: each needer straight from a holder */
+    POLICY_NIC_SPLIT,  /* direct, a share of locally held pieces over the NIC */
     /* the other strategies' plans, as candidates */
     POLICY_SEND_RECV,
     POLICY_LOCAL_ALLGATHER,
@@ -309,9 +312,9 @@ static int per_needer_differs(const mc_plan_t *plan)
 /* Candidates screened within this factor of the best so far are simulated in full. */
 #define SCREEN_SLACK 1.10
 
-/* Most candidates a plan judges (12 policies, then 11 again with SECOND_CAP), remembered to skip
+/* Most candidates a plan judges (13 policies, then 12 again with SECOND_CAP), remembered to skip
  * repeats. */
-#define MAX_SEEN 24
+#define MAX_SEEN 26
 /* The chunk cap of the candidates' second round, which a plan gets when its estimate is more
  * than REFINE_ABOVE_BOUND times the bound and REFINE_ABOVE_FLOOR times its own floor (busiest
  * port, longest path): smaller chunks only cut the pipeline fill between the two, and each
@@ -501,7 +504,7 @@ static int scatter_differs(const mc_plan_t *plan)
 static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *best)
 {
     mc_plan_t alt = *plan;
-    int keep = 0;
+    int keep = 0, built = 1;
     alt.chunk_cap = cap;
     alt.flows = NULL;
     alt.edges = NULL;
@@ -537,11 +540,15 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
                                                  (k >= 4 ? MC_RS_PER_HOST : 0));
         break;
     }
+    case POLICY_NIC_SPLIT:
+        s = mc_strategy_nic_split(&alt, &built);
+        break;
     default:
         s = build(&alt, policy);
         break;
     }
-    if (!s && !(s = mc_plan_set_chunks(&alt)))
+    best->last = INFINITY;
+    if (!s && built && !(s = mc_plan_set_chunks(&alt)))
         s = judge(&alt, best, &keep);
     if (!s && keep) {
         mc_flow_t *f = plan->flows;
@@ -661,7 +668,8 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         first[policy] = INFINITY;
         if (best.full > 1.001 * plan->stats.lower_bound_s &&
             (policy != POLICY_FINE || fine_differs(plan)) &&
-            (policy != POLICY_MULTIPATH || multipath_differs(plan)) &&
+            ((policy != POLICY_MULTIPATH && policy != POLICY_NIC_SPLIT) ||
+             multipath_differs(plan)) &&
             (policy != POLICY_SCATTER || scatter_differs(plan)) &&
             !(s = try_policy(plan, policy, 0, &best)))
             first[policy] = best.last;
