@@ -103,6 +103,10 @@ int64_t mc_flow_reducer(const mc_plan_t *plan, const mc_flow_t *f);
 
 /* Reorders flows like the rounds of an all-to-all (lib/plan/order.c). */
 mc_status_t mc_plan_order_rounds(mc_plan_t *plan);
+/* Reorders flows in rounds that are matchings of sending and receiving hosts, the busiest
+ * first, greedy or (maximum) maximum matchings (lib/plan/order_matchings.c); *rounds (may be
+ * NULL) gets the number of rounds of NIC flows. Allocates hosts^2 counters. */
+mc_status_t mc_plan_order_matchings(mc_plan_t *plan, int maximum, int64_t *rounds);
 
 /* Box helpers. */
 int64_t mc_box_volume(const mc_box_t *box, int ndim);

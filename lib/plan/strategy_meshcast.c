@@ -28,6 +28,7 @@
  * finds fastest. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "strategy_common.h"
 #include "util/util.h"
 
@@ -628,6 +629,63 @@ static mc_status_t try_chunk_cap(mc_plan_t *plan, best_t *best)
     return s ? s : mc_plan_set_chunks(plan);
 }
 
+/* Hosts and chunk transfers (edges times chunks) up to which the kept plan is tried again
+ * in matching order: the order costs hosts^2 per round, the try one simulation (at 60,000
+ * transfers about 25 ms of CPU). */
+#define MATCH_MAX_HOSTS 64
+#define MATCH_MAX_TRANSFERS 16384
+
+/* One matching order of the kept plan, kept if the simulator finds it faster. */
+static mc_status_t try_order(mc_plan_t *plan, int maximum, best_t *best)
+{
+    int64_t transfers = 0;
+    for (int64_t i = 0; i < plan->nflows; i++) {
+        const mc_flow_t *fl = &plan->flows[i];
+        transfers += fl->nedges * ((fl->bytes + fl->chunk_bytes - 1) / fl->chunk_bytes);
+    }
+    if (mc_topology_hosts(plan->topo) > MATCH_MAX_HOSTS || transfers > MATCH_MAX_TRANSFERS)
+        return MC_OK;
+    mc_plan_t alt = *plan;
+    alt.flows = mc_calloc((size_t)plan->nflows + 1, sizeof *alt.flows);
+    alt.edges = mc_calloc((size_t)plan->nedges + 1, sizeof *alt.edges);
+    alt.flows_cap = plan->nflows + 1;
+    alt.edges_cap = plan->nedges + 1;
+    mc_status_t s = MC_ERR_NOMEM;
+    double t = 0;
+    if (alt.flows && alt.edges) {
+        memcpy(alt.flows, plan->flows, (size_t)plan->nflows * sizeof *alt.flows);
+        memcpy(alt.edges, plan->edges, (size_t)plan->nedges * sizeof *alt.edges);
+        if (!(s = mc_plan_order_matchings(&alt, maximum, NULL)))
+            s = mc_plan_simulate(&alt, &t);
+    }
+    if (!s && t < best->full) {
+        mc_flow_t *f = plan->flows;
+        mc_edge_t *e = plan->edges;
+        plan->flows = alt.flows;
+        plan->edges = alt.edges;
+        plan->flows_cap = alt.flows_cap;
+        plan->edges_cap = alt.edges_cap;
+        alt.flows = f;
+        alt.edges = e;
+        best->full = t;
+    }
+    free(alt.flows);
+    free(alt.edges);
+    return s;
+}
+
+/* Orders the kept plan's flows in matchings of hosts (order_matchings.c; greedy, then
+ * maximum) and keeps an order the simulator finds faster: the all-to-all rotation leaves
+ * NICs idle when host pairs have unequal numbers of flows (g0174 of the scale benchmark:
+ * 1,976 single-chunk flows between 25 hosts, 1.208 -> 1.111 of the bound). */
+static mc_status_t try_matchings(mc_plan_t *plan, best_t *best)
+{
+    mc_status_t s = MC_OK;
+    for (int maximum = 0; maximum < 2 && !s; maximum++)
+        s = try_order(plan, maximum, best);
+    return s;
+}
+
 /* Plans with the stripe policy first, then tries the others and keeps whichever the
  * simulator finds fastest (a repeat of a plan already judged, or one whose floor — busiest
  * port, longest path — is the best's estimate or more, is not simulated; the others are screened
@@ -687,6 +745,8 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
             s = try_policy(plan, policy, SECOND_CAP, &best);
     if (!s && refine)
         s = try_chunk_cap(plan, &best);
+    if (!s && best.full > REFINE_ABOVE_FLOOR * floor)
+        s = try_matchings(plan, &best);
     plan->stats.estimate_s = best.full;
     return s;
 }
