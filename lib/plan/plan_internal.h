@@ -65,6 +65,9 @@ mc_status_t mc_strategy_send_recv(mc_plan_t *plan);
 mc_status_t mc_strategy_local_allgather(mc_plan_t *plan);
 mc_status_t mc_strategy_broadcast(mc_plan_t *plan);
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan);
+/* Direct sends with a NIC share of the pieces a needer's own host holds, when other hosts
+ * hold them too (one of meshcast's candidates); *built = 0 when there is nothing to move. */
+mc_status_t mc_strategy_nic_split(mc_plan_t *plan, int *built);
 /* Reductions (partial source), naive: every addend to one device, combined, then sent. */
 mc_status_t mc_strategy_reduce_naive(mc_plan_t *plan);
 /* Reductions, reduce-scatter + all-gather: one stripe per reducer candidate. Flags:
@@ -100,6 +103,10 @@ int64_t mc_flow_reducer(const mc_plan_t *plan, const mc_flow_t *f);
 
 /* Reorders flows like the rounds of an all-to-all (lib/plan/order.c). */
 mc_status_t mc_plan_order_rounds(mc_plan_t *plan);
+/* Reorders flows in rounds that are matchings of sending and receiving hosts, the busiest
+ * first, greedy or (maximum) maximum matchings (lib/plan/order_matchings.c); *rounds (may be
+ * NULL) gets the number of rounds of NIC flows. Allocates hosts^2 counters. */
+mc_status_t mc_plan_order_matchings(mc_plan_t *plan, int maximum, int64_t *rounds);
 
 /* Box helpers. */
 int64_t mc_box_volume(const mc_box_t *box, int ndim);

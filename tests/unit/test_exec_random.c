@@ -122,6 +122,11 @@ static void test_scale_shapes(void **state)
          * of every other host): on dgx-h100 figures a scatter inside the host, then an
          * all-gather, comes within 1.3x of the bound, the best tree from the holder 2.4x */
         {"2048,1152", "9x8", "RS1", "0-71", "9x8", "RS0", "0-71", "s"},
+        /* "n": an all-to-all (g0196 of the scale benchmark) and an all-gather (g0113) inside
+         * every host, the same on every host: on the last topology the NIC split sends about
+         * half of each piece over the NIC (all inside the hosts: 2.0x the bound) */
+        {"64,64,512", "3x8", "RS1R", "0-23", "3x8", "RRS1", "0-23", "n"},
+        {"128,64,96", "3x8", "RS1R", "0-23", "3x8", "RRS0", "0-23", "n"},
     };
     static const char *const topos[] = {
         "hosts 9\ndevices_per_host 8\nlink copy bandwidth=1600GB/s latency=2us\n"
@@ -164,6 +169,10 @@ static void test_scale_shapes(void **state)
             if (c[7][0] == 'm' && t == last_topo && st.nic_bytes == 0)
                 fail_msg("%s %s>%s: no multi-path feeding (nothing crossed a NIC)", c[0], c[2],
                          c[5]);
+            if (c[7][0] == 'n' && t == last_topo &&
+                (st.nic_bytes == 0 || st.estimate_s > 1.6 * st.lower_bound_s))
+                fail_msg("%s %s>%s: estimate %.2f x the bound, %lld NIC bytes: no NIC split", c[0],
+                         c[2], c[5], st.estimate_s / st.lower_bound_s, (long long)st.nic_bytes);
             if (c[7][0] == 's' && t == 0 && st.estimate_s > 1.5 * st.lower_bound_s)
                 fail_msg("%s %s>%s: estimate %g s, %.2f x the bound: no scatter inside hosts", c[0],
                          c[2], c[5], st.estimate_s, st.estimate_s / st.lower_bound_s);

@@ -1,0 +1,197 @@
+/* NIC split: direct sends in which every needer takes a share of each piece that its own
+ * host holds over the NIC, from a holder on another host (docs/planning.md, the meshcast
+ * row). An all-to-all inside every host whose data other hosts hold too (RS1R -> RRS1 on
+ * 25 x 8 devices) runs on the device ports alone, while the NICs idle; a NIC transfer holds
+ * the hosts' NICs and no device port, so moving the fraction f of these bytes onto the NIC
+ * shortens the busiest device port until the NIC is as busy: the water level below.
+ *
+ * One flow per piece keeps the simulator's port queues short (a stripe per holder, as the
+ * multi-path candidate cuts, simulates 2x slower on such cases): each piece is cut in two
+ * boxes, the first (1 - f) taken from a local holder as in direct sends, the last f from
+ * the holder host with the least NIC egress so far. */
+#include <math.h>
+#include <stdlib.h>
+#include "strategy_common.h"
+#include "util/util.h"
+
+/* Slabs a piece is cut into before f is rounded to a whole number of them. */
+#define SPLIT_SLABS 64
+
+typedef struct {
+    double *in_fix, *in_split;   /* per device: intra bytes in, fixed / movable to the NIC */
+    double *out_fix, *out_split; /* per device: intra bytes out */
+    double *nic_in, *nic_out;    /* per host: NIC bytes, fixed */
+    double *in_host, *out_host;  /* per host: movable bytes, in / out if moved */
+} water_t;
+
+/* Modelled time of the busiest port when the fraction f of the movable bytes crosses NICs. */
+static double water_time(const water_t *w, int64_t ndev, int64_t nhost, double f, double bi,
+                         double bn_in, double bn_out)
+{
+    double t = 0;
+    for (int64_t d = 0; d < ndev; d++) {
+        t = fmax(t, (w->in_fix[d] + (1 - f) * w->in_split[d]) / bi);
+        t = fmax(t, (w->out_fix[d] + (1 - f) * w->out_split[d]) / bi);
+    }
+    for (int64_t h = 0; h < nhost; h++) {
+        t = fmax(t, (w->nic_in[h] + f * w->in_host[h]) / bn_in);
+        t = fmax(t, (w->nic_out[h] + f * w->out_host[h]) / bn_out);
+    }
+    return t;
+}
+
+/* The fraction of the movable bytes that balances the device ports against the NICs: the
+ * busiest port's time is a maximum of linear functions of f, so convex; ternary search.
+ * Loads are what direct sends would put on each port, a local delivery spread over the
+ * local holders and a moved one over the other holder hosts. */
+static mc_status_t water_level(const mc_plan_t *plan, double *level)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    const mc_topology_t *topo = plan->topo;
+    int64_t ndev = mc_topology_devices(topo), nhost = mc_topology_hosts(topo), most = 1;
+    for (int64_t i = 0; i < ps->npieces; i++)
+        if (ps->pieces[i].nholders > most)
+            most = ps->pieces[i].nholders;
+    double *mem = mc_calloc((size_t)(4 * ndev + 4 * nhost), sizeof *mem);
+    mc_host_run_t *runs = mc_calloc((size_t)most, sizeof *runs);
+    if (!mem || !runs) {
+        free(mem);
+        free(runs);
+        return MC_ERR_NOMEM;
+    }
+    water_t w = {mem,
+                 mem + ndev,
+                 mem + 2 * ndev,
+                 mem + 3 * ndev,
+                 mem + 4 * ndev,
+                 mem + 4 * ndev + nhost,
+                 mem + 4 * ndev + 2 * nhost,
+                 mem + 4 * ndev + 3 * nhost};
+    double movable = 0;
+    for (int64_t i = 0; i < ps->npieces; i++) {
+        const mc_piece_t *p = &ps->pieces[i];
+        double b = (double)p->bytes;
+        int nh = mc_group_by_host(topo, p->holders, p->nholders, runs);
+        for (int j = 0; j < p->nneeders; j++) {
+            int64_t n = p->needers[j], hn = mc_topology_host_of(topo, n);
+            const mc_host_run_t *run = mc_find_run(runs, nh, hn);
+            if (!run) { /* from another host in any case */
+                w.nic_in[hn] += b;
+                for (int r = 0; r < nh; r++)
+                    w.nic_out[runs[r].host] += b / nh;
+                continue;
+            }
+            double *in = nh > 1 ? w.in_split : w.in_fix, *out = nh > 1 ? w.out_split : w.out_fix;
+            in[n] += b;
+            for (int k = 0; k < run->count; k++)
+                out[p->holders[run->first + k]] += b / run->count;
+            if (nh < 2)
+                continue;
+            movable += b;
+            w.in_host[hn] += b;
+            for (int r = 0; r < nh; r++)
+                if (runs[r].host != hn)
+                    w.out_host[runs[r].host] += b / (nh - 1);
+        }
+    }
+    double bi = mc_topology_link(topo, MC_LINK_INTRA).bandwidth;
+    double bn_in = mc_topology_nic_in(topo), bn_out = mc_topology_nic_out(topo);
+    double lo = 0, hi = 1;
+    for (int it = 0; it < 40 && movable > 0; it++) {
+        double a = lo + (hi - lo) / 3, c = hi - (hi - lo) / 3;
+        if (water_time(&w, ndev, nhost, a, bi, bn_in, bn_out) <=
+            water_time(&w, ndev, nhost, c, bi, bn_in, bn_out))
+            hi = c;
+        else
+            lo = a;
+    }
+    *level = movable > 0 ? (lo + hi) / 2 : 0;
+    free(mem);
+    free(runs);
+    return MC_OK;
+}
+
+/* The sender of a byte range of piece p to needer n over the NIC: the least-loaded holder of
+ * the holder host (other than skip) with the least NIC egress so far. */
+static int64_t remote_holder(const mc_piece_t *p, const mc_host_run_t *runs, int nh, int64_t skip,
+                             const mc_loads_t *loads)
+{
+    const mc_host_run_t *far = NULL;
+    for (int r = 0; r < nh; r++)
+        if (runs[r].host != skip &&
+            (!far || loads->host_send[runs[r].host] < loads->host_send[far->host]))
+            far = &runs[r];
+    return mc_least_loaded(p->holders + far->first, far->count, loads->dev_nic_send);
+}
+
+/* One piece: a flow for the local share and, when some needer's host holds the piece and
+ * another host does too, a flow for the NIC share (the last slabs of the piece's box). */
+static mc_status_t split_piece(mc_plan_t *plan, int64_t i, double level, mc_loads_t *loads,
+                               mc_host_run_t *runs, mc_box_t *slabs)
+{
+    const mc_piece_t *p = &plan->pieces->pieces[i];
+    const mc_topology_t *topo = plan->topo;
+    int ndim = plan->pieces->ndim;
+    int nh = mc_group_by_host(topo, p->holders, p->nholders, runs);
+    int k = mc_box_split(&p->box, ndim, SPLIT_SLABS, slabs);
+    int moved = nh > 1 ? (int)lround(level * k) : 0;
+    if (moved >= k)
+        moved = k - 1;
+    mc_box_t part[2] = {slabs[0], slabs[k - moved]};
+    for (int d = 0; d < ndim; d++) { /* slabs cut one dim: join their ranges */
+        part[0].hi[d] = slabs[k - moved - 1].hi[d];
+        part[1].hi[d] = slabs[k - 1].hi[d];
+    }
+    mc_status_t s = MC_OK;
+    for (int f = 0; f < (moved ? 2 : 1) && !s; f++) {
+        double bytes = (double)(mc_box_volume(&part[f], ndim) * plan->pieces->elem_size);
+        s = mc_plan_add_flow(plan, i, moved ? &part[f] : &p->box);
+        for (int j = 0; j < p->nneeders && !s; j++) {
+            int64_t n = p->needers[j], hn = mc_topology_host_of(topo, n), from;
+            const mc_host_run_t *run = mc_find_run(runs, nh, hn);
+            if (run && f == 1)
+                from = remote_holder(p, runs, nh, hn, loads);
+            else if (run)
+                from = mc_least_loaded(p->holders + run->first, run->count, loads->dev_send);
+            else
+                from = remote_holder(p, runs, nh, -1, loads);
+            mc_loads_add(loads, topo, from, n, bytes);
+            s = mc_plan_add_edge(plan, from, n);
+        }
+    }
+    return s;
+}
+
+mc_status_t mc_strategy_nic_split(mc_plan_t *plan, int *built)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    double level = 0;
+    int64_t most = 1, *by_size = NULL;
+    *built = 0;
+    mc_status_t s = water_level(plan, &level);
+    if (s || level * SPLIT_SLABS < 0.5)
+        return s; /* nothing worth moving: direct sends already */
+    for (int64_t i = 0; i < ps->npieces; i++)
+        if (ps->pieces[i].nholders > most)
+            most = ps->pieces[i].nholders;
+    mc_loads_t loads;
+    if ((s = mc_loads_create(plan->topo, &loads)))
+        return s;
+    mc_host_run_t *runs = mc_calloc((size_t)most, sizeof *runs);
+    mc_box_t *slabs = mc_calloc(SPLIT_SLABS, sizeof *slabs);
+    if (!runs || !slabs)
+        s = MC_ERR_NOMEM;
+    if (!s)
+        s = mc_pieces_by_size(ps, &by_size);
+    for (int64_t k = 0; k < ps->npieces && !s; k++)
+        if (ps->pieces[by_size[k]].nneeders > 0)
+            s = split_piece(plan, by_size[k], level, &loads, runs, slabs);
+    if (!s)
+        s = mc_plan_order_rounds(plan);
+    *built = !s;
+    free(by_size);
+    free(runs);
+    free(slabs);
+    mc_loads_destroy(&loads);
+    return s;
+}

@@ -1,0 +1,171 @@
+/* Matching orders of a plan's flows (lib/plan/order_matchings.c):
+ * - hand-worked: 3 hosts, flows 0->1 x2, 1->2 x2, 2->0 x2, 0->2, 1->0, 2->1 and one flow
+ *   inside host 0: every host sends and receives 3 NIC flows, and maximum matchings need
+ *   exactly 3 rounds (two rotations one way, one the other);
+ * - random host multigraphs (fixed seeds): the order is a permutation of the flows, each
+ *   with its edges, and the rounds r satisfy D <= r <= 2D - 1 (D the most NIC flows of one
+ *   host, sent or received: every round is a matching, and a maximal one);
+ * - a meshcast plan reordered both ways still delivers every destination byte (4 thread
+ *   ranks, element by element). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "exec_harness.h"
+#include "plan/plan_internal.h"
+
+static const char *const topo_text =
+    "hosts 6\ndevices_per_host 2\nlink copy bandwidth=1600GB/s latency=2us\n"
+    "link intra bandwidth=450GB/s latency=3us\nnic count=1 in=400Gbit/s out=400Gbit/s "
+    "latency=10us\n";
+
+/* A plan of one-edge flows from device from[i] to to[i], piece i each (only the fields the
+ * order reads). */
+static mc_plan_t *flows_plan(mc_topology_t *topo, int n, const int64_t *from, const int64_t *to)
+{
+    mc_plan_t *plan = calloc(1, sizeof *plan);
+    assert_non_null(plan);
+    plan->topo = topo;
+    plan->flows = calloc((size_t)n + 1, sizeof *plan->flows);
+    plan->edges = calloc((size_t)n + 1, sizeof *plan->edges);
+    assert_true(plan->flows && plan->edges);
+    for (int i = 0; i < n; i++) {
+        plan->flows[i] = (mc_flow_t){.piece = i, .bytes = 100 + i, .edge0 = i, .nedges = 1};
+        plan->edges[i] = (mc_edge_t){from[i], to[i]};
+    }
+    plan->nflows = plan->nedges = n;
+    return plan;
+}
+
+static void flows_plan_free(mc_plan_t *plan)
+{
+    free(plan->flows);
+    free(plan->edges);
+    free(plan);
+}
+
+/* Every piece once, with its own edge. */
+static void check_permutation(const mc_plan_t *plan, const int64_t *from, const int64_t *to)
+{
+    char *seen = calloc((size_t)plan->nflows + 1, 1);
+    assert_non_null(seen);
+    for (int64_t i = 0; i < plan->nflows; i++) {
+        const mc_flow_t *f = &plan->flows[i];
+        assert_true(f->piece >= 0 && f->piece < plan->nflows && !seen[f->piece]);
+        seen[f->piece] = 1;
+        assert_int_equal(f->nedges, 1);
+        assert_int_equal(f->bytes, 100 + f->piece);
+        assert_int_equal(plan->edges[f->edge0].from, from[f->piece]);
+        assert_int_equal(plan->edges[f->edge0].to, to[f->piece]);
+    }
+    free(seen);
+}
+
+static void test_hand(void **state)
+{
+    (void)state;
+    mc_topology_t *topo = NULL;
+    assert_int_equal(mc_topology_parse(topo_text, "order.topo", &topo), MC_OK);
+    /* device 2h is host h's first device; the last flow stays inside host 0 */
+    const int64_t from[] = {0, 0, 2, 2, 4, 4, 0, 2, 4, 0};
+    const int64_t to[] = {2, 2, 4, 4, 0, 0, 4, 0, 2, 1};
+    int n = (int)(sizeof from / sizeof from[0]);
+    mc_plan_t *plan = flows_plan(topo, n, from, to);
+    int64_t rounds = 0;
+    assert_int_equal(mc_plan_order_matchings(plan, 1, &rounds), MC_OK);
+    assert_int_equal(rounds, 3);
+    check_permutation(plan, from, to);
+    assert_int_equal(mc_plan_order_matchings(plan, 0, &rounds), MC_OK);
+    assert_true(rounds >= 3 && rounds <= 5);
+    check_permutation(plan, from, to);
+    flows_plan_free(plan);
+    mc_topology_destroy(topo);
+}
+
+static void test_random(void **state)
+{
+    (void)state;
+    mc_topology_t *topo = NULL;
+    assert_int_equal(mc_topology_parse(topo_text, "order.topo", &topo), MC_OK);
+    uint64_t x = 17;
+    for (int trial = 0; trial < 200; trial++) {
+        int64_t from[64], to[64], out[6] = {0}, in[6] = {0}, most = 0;
+        int n = 1 + (int)((x = x * 6364136223846793005ull + 1442695040888963407ull) >> 59) * 2;
+        for (int i = 0; i < n; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            from[i] = (int64_t)((x >> 33) % 12);
+            to[i] = (int64_t)((x >> 45) % 12);
+            int64_t a = from[i] / 2, b = to[i] / 2;
+            if (a != b) {
+                most = ++out[a] > most ? out[a] : most;
+                most = ++in[b] > most ? in[b] : most;
+            }
+        }
+        for (int maximum = 0; maximum < 2; maximum++) {
+            mc_plan_t *plan = flows_plan(topo, n, from, to);
+            int64_t rounds = -1;
+            assert_int_equal(mc_plan_order_matchings(plan, maximum, &rounds), MC_OK);
+            if (rounds < most || rounds > (most ? 2 * most - 1 : 0))
+                fail_msg("trial %d (maximum %d): %lld rounds for D = %lld", trial, maximum,
+                         (long long)rounds, (long long)most);
+            check_permutation(plan, from, to);
+            flows_plan_free(plan);
+        }
+    }
+    mc_topology_destroy(topo);
+}
+
+static void test_execute(void **state)
+{
+    (void)state;
+    mc_mesh_t *sm = NULL, *dm = NULL;
+    mc_spec_t *ss = NULL, *ds = NULL;
+    mc_layout_t *src = NULL, *dst = NULL;
+    mc_topology_t *topo = NULL;
+    int64_t shape[3] = {48, 32, 16};
+    char err[1024];
+    assert_int_equal(mc_mesh_parse("3x2", "0-5", 0, &sm), MC_OK);
+    assert_int_equal(mc_mesh_parse("3x2", "6-11", 0, &dm), MC_OK);
+    assert_int_equal(mc_spec_parse("S1RS0", sm, 3, &ss), MC_OK);
+    assert_int_equal(mc_spec_parse("S0S1R", dm, 3, &ds), MC_OK);
+    assert_int_equal(mc_layout_create(3, shape, MC_DTYPE_F32, sm, ss, &src), MC_OK);
+    assert_int_equal(mc_layout_create(3, shape, MC_DTYPE_F32, dm, ds, &dst), MC_OK);
+    assert_int_equal(mc_topology_parse(topo_text, "order.topo", &topo), MC_OK);
+    for (int maximum = 0; maximum < 2; maximum++) {
+        mc_plan_params_t params = {.field_mask = MC_PLAN_PARAM_STRATEGY,
+                                   .strategy = MC_STRATEGY_MESHCAST};
+        mc_plan_t *plan = NULL;
+        assert_int_equal(mc_plan_create(src, dst, topo, &params, &plan), MC_OK);
+        assert_int_equal(mc_plan_order_matchings(plan, maximum, NULL), MC_OK);
+        eh_tiles_t in, out;
+        eh_tiles_make(&in, src, 1, 5);
+        eh_tiles_make(&out, dst, 0, 5);
+        if (eh_execute(plan, 4, in.bufs, out.bufs, 0, 20, err, sizeof err))
+            fail_msg("maximum %d: %s", maximum, err);
+        assert_int_equal(eh_tiles_wrong(&out, 5), 0);
+        eh_tiles_free(&in);
+        eh_tiles_free(&out);
+        mc_plan_destroy(plan);
+    }
+    mc_topology_destroy(topo);
+    mc_layout_destroy(src);
+    mc_layout_destroy(dst);
+    mc_spec_destroy(ss);
+    mc_spec_destroy(ds);
+    mc_mesh_destroy(sm);
+    mc_mesh_destroy(dm);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_hand),
+        cmocka_unit_test(test_random),
+        cmocka_unit_test(test_execute),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
