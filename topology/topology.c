@@ -188,7 +188,8 @@ enum {
     HAVE_HOST = 64,
     HAVE_MACHINE = 128,
     HAVE_RESHARD = 256,
-    HAVE_NIC_AFFINITY = 512
+    HAVE_CROSSBAR = 512,
+    HAVE_NIC_AFFINITY = 1024
 };
 
 /* "link copy|intra bandwidth=X latency=Y" or "nic count=N in=X out=Y latency=Z". */
@@ -391,6 +392,27 @@ static mc_status_t parse_line(const where_t *w, char *line, mc_topology_t *t, un
             return PERR(w, "%s", why);
         t->nic_map_line = w->line;
         *have |= HAVE_NIC_AFFINITY;
+        return MC_OK;
+    }
+    if (!strcmp(key, "crossbar")) { /* hosts that send to and receive from several at once */
+        if (*have & HAVE_CROSSBAR)
+            return PERR(w, "duplicate 'crossbar'");
+        char *tok = strtok_r(NULL, " \t\r", &save);
+        char *val = tok ? split_attr(tok) : NULL;
+        if (!tok || !val || !*val || strcmp(tok, "efficiency"))
+            return PERR(w, "crossbar: expected efficiency=E");
+        char *end;
+        double e = strtod(val, &end);
+        /* a plain decimal: strtod alone would take nan, inf and hex */
+        if (strspn(val, "0123456789.eE+-") != strlen(val) || *end || end == val)
+            return PERR(w, "crossbar efficiency '%s' is not a number", val);
+        if (!(e > 0 && e <= 1))
+            return PERR(w, "crossbar efficiency '%s' must be in (0, 1]", val);
+        char *extra = strtok_r(NULL, " \t\r", &save);
+        if (extra)
+            return PERR(w, "unexpected '%s' after crossbar efficiency", extra);
+        t->crossbar_eff = e;
+        *have |= HAVE_CROSSBAR;
         return MC_OK;
     }
     if (!strcmp(key, "nic")) {
@@ -641,6 +663,13 @@ mc_status_t mc_topology_write(const mc_topology_t *topo, FILE *out)
         char rl[48];
         format_quantity(topo->reshard_s, Q_TIME, 0, rl, sizeof rl);
         fprintf(out, "reshard latency=%s\n", rl);
+    }
+    if (topo->crossbar_eff > 0) {
+        char e[32]; /* the shortest of 15 or 17 digits that reads back exactly */
+        snprintf(e, sizeof e, "%.15g", topo->crossbar_eff);
+        if (strtod(e, NULL) != topo->crossbar_eff)
+            snprintf(e, sizeof e, "%.17g", topo->crossbar_eff);
+        fprintf(out, "crossbar efficiency=%s\n", e);
     }
     if (ferror(out))
         return mc_error(MC_ERR_IO, "writing topology '%s' failed", topo->name);

@@ -21,6 +21,8 @@ struct mc_topology {
                              one machine, whose cores do every copy), bytes/s; 0 = none */
     double machine_msg_s; /* machine time per intra-host message (chunk), seconds; 0 = none */
     double reshard_s;     /* fixed time of one reshard whatever its hops, seconds; 0 = none */
+    double crossbar_eff;  /* NIC rate factor of a crossbar transfer (lib/plan/crossbar.c),
+                             0 < E <= 1; 0 = no 'crossbar' line (off) */
     /* Compact view (mc_topology_compact): devices are 0..ndevices-1 and device i lies on
      * host host_of[i], one of used_hosts; hosts stays the cluster's. NULL for a plain
      * topology (device d on host d / devices_per_host). */

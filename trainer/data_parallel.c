@@ -1,7 +1,7 @@
 /* Data-parallel gradient reduction (data_parallel.h). */
 #include "data_parallel.h"
+#include "errmsg.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,15 +21,6 @@ struct tr_dp {
     bucket_t *b;
     int nb;
 };
-
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static int make_plan(bucket_t *b, int D, const mc_topology_t *topo, const int64_t *devices, int T,
                      mc_strategy_t strategy, mc_sender_choice_t sender)
@@ -62,14 +53,14 @@ int tr_dp_create(const mc_topology_t *topo, const int64_t *devices, int D, int T
     tr_dp *dp = calloc(1, sizeof(*dp));
     *out = dp;
     if (!dp || !(dp->b = calloc((size_t)nbuckets + 1, sizeof(*dp->b))))
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     dp->D = D;
     dp->me = me;
     dp->n = D * T;
     dp->nb = nbuckets;
     for (int k = 0; k < nbuckets; k++)
         if (!(dp->b[k].params = calloc((size_t)ps->count + 1, sizeof(int))))
-            return fail(err, len, "out of memory");
+            return tr_fail(err, len, "out of memory");
     for (int i = 0; i < ps->count; i++)
         if (bucket_of[i] >= 0) {
             bucket_t *b = &dp->b[bucket_of[i]];
@@ -85,11 +76,11 @@ int tr_dp_create(const mc_topology_t *topo, const int64_t *devices, int D, int T
         if (!(b->pack = tr_alloc(b->len)) || !(b->sum = tr_alloc(b->len)) ||
             !(b->src = calloc((size_t)dp->n, sizeof(*b->src))) ||
             !(b->dst = calloc((size_t)dp->n, sizeof(*b->dst))))
-            return fail(err, len, "out of memory");
+            return tr_fail(err, len, "out of memory");
         b->src[me] = (mc_buffer_t){.ptr = b->pack, .memory = MC_MEMORY_HOST};
         b->dst[me] = (mc_buffer_t){.ptr = b->sum, .memory = MC_MEMORY_HOST};
         if (make_plan(b, D, topo, devices, T, strategy, sender))
-            return fail(err, len, "data-parallel gradient plan: %s", mc_last_error());
+            return tr_fail(err, len, "data-parallel gradient plan: %s", mc_last_error());
     }
     return 0;
 }
@@ -113,7 +104,7 @@ int tr_dp_start(tr_dp *dp, mc_comm_t *comm, const tr_params *ps, int k, char *er
         off += (size_t)g->size;
     }
     if (mc_reshard_start(comm, b->plan, b->src, b->dst, NULL, &b->req))
-        return fail(err, len, "data-parallel gradient reduction: %s", mc_last_error());
+        return tr_fail(err, len, "data-parallel gradient reduction: %s", mc_last_error());
     return 0;
 }
 
@@ -129,7 +120,7 @@ int tr_dp_wait(tr_dp *dp, tr_params *ps, int k, double *blocked, char *err, size
     mc_request_free(b->req);
     b->req = NULL;
     if (s)
-        return fail(err, len, "data-parallel gradient reduction: %s", mc_last_error());
+        return tr_fail(err, len, "data-parallel gradient reduction: %s", mc_last_error());
     size_t off = 0;
     for (int i = 0; i < b->nparams; i++) {
         const tr_tensor *g = &ps->p[b->params[i]].grad;

@@ -3,8 +3,8 @@
  * model. */
 #include "pipeline_internal.h"
 #include "sim_costs.h"
+#include "errmsg.h"
 
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,15 +15,6 @@ static double now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return -1;
 }
 
 static int stage_of_layer(const tr_pipe *p, int layer)
@@ -115,7 +106,7 @@ static int make_plans(tr_pipe *p, char *err, size_t len)
     const int n = p->nranks, me = p->dpi * p->tp[p->rank] + p->tpi;
     const char *topo = "cpu-testbed"; /* one host per rank: every boundary crosses a NIC */
     if (mc_topology_load(topo, &p->topo) || mc_topology_set_hosts(p->topo, p->nworld))
-        return fail(err, len, "topology %s: %s", topo, mc_last_error());
+        return tr_fail(err, len, "topology %s: %s", topo, mc_last_error());
     p->layout = calloc((size_t)n, sizeof(*p->layout));
     p->plan = calloc((size_t)n * n, sizeof(*p->plan));
     p->src = calloc((size_t)p->nworld, sizeof(*p->src));
@@ -123,12 +114,12 @@ static int make_plans(tr_pipe *p, char *err, size_t len)
     int64_t *ids = calloc((size_t)p->nworld, sizeof(int64_t));
     if (!p->layout || !p->plan || !p->src || !p->dst || !ids) {
         free(ids);
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     }
     for (int r = 0; r < n; r++)
         if (boundary_layout(p, r, &p->layout[r])) {
             free(ids);
-            return fail(err, len, "layout of rank %d: %s", r, mc_last_error());
+            return tr_fail(err, len, "layout of rank %d: %s", r, mc_last_error());
         }
     mesh_devices(p, p->rank, ids);
     const int T = p->tp[p->rank];
@@ -152,7 +143,7 @@ static int make_plans(tr_pipe *p, char *err, size_t len)
         const xfer_t *x = &p->x[p->mine[i]];
         mc_plan_t **plan = &p->plan[x->src * n + x->dst];
         if (!*plan && mc_plan_create(p->layout[x->src], p->layout[x->dst], p->topo, &pp, plan))
-            return fail(err, len, "plan %d->%d: %s", x->src, x->dst, mc_last_error());
+            return tr_fail(err, len, "plan %d->%d: %s", x->src, x->dst, mc_last_error());
     }
     return 0;
 }
@@ -323,25 +314,25 @@ static int place_ranks(tr_pipe *p, const tr_pipe_config *cfg, char *err, size_t 
     p->tp = calloc((size_t)p->nranks, sizeof(int));
     p->base = calloc((size_t)p->nranks + 1, sizeof(int));
     if (!p->tp || !p->base)
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     for (int r = 0; r < p->nranks; r++) {
         p->tp[r] = cfg->tp ? cfg->tp[r] : 1;
         if (p->tp[r] < 1 || p->whole->cfg.heads % p->tp[r])
-            return fail(err, len, "tensor parallelism %d does not divide the %d heads", p->tp[r],
-                        p->whole->cfg.heads);
+            return tr_fail(err, len, "tensor parallelism %d does not divide the %d heads", p->tp[r],
+                           p->whole->cfg.heads);
         p->base[r + 1] = p->base[r] + p->D * p->tp[r];
     }
     if (p->base[p->nranks] != p->nworld)
-        return fail(err, len,
-                    "%d pipeline ranks x %d replicas (x tensor-parallel ranks) need %d ranks; "
-                    "%d were started",
-                    p->nranks, p->D, p->base[p->nranks], p->nworld);
+        return tr_fail(err, len,
+                       "%d pipeline ranks x %d replicas (x tensor-parallel ranks) need %d ranks; "
+                       "%d were started",
+                       p->nranks, p->D, p->base[p->nranks], p->nworld);
     p->rank = tr_pipe_rank_of(p, p->wrank);
     p->dpi = (p->wrank - p->base[p->rank]) / p->tp[p->rank];
     p->tpi = (p->wrank - p->base[p->rank]) % p->tp[p->rank];
     if (cfg->microbatches % p->D)
-        return fail(err, len, "%d microbatches do not split over %d replicas", cfg->microbatches,
-                    p->D);
+        return tr_fail(err, len, "%d microbatches do not split over %d replicas", cfg->microbatches,
+                       p->D);
     p->M = cfg->microbatches / p->D;
     return 0;
 }
@@ -353,7 +344,7 @@ int tr_pipe_create(const tr_model *m, const tr_adamw *o, mc_comm_t *comm, const 
     *out = NULL;
     tr_pipe *p = calloc(1, sizeof(*p));
     if (!p)
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     *out = p;
     p->whole = m;
     p->comm = comm;
@@ -363,31 +354,32 @@ int tr_pipe_create(const tr_model *m, const tr_adamw *o, mc_comm_t *comm, const 
     if (place_ranks(p, cfg, err, len))
         return -1;
     if (p->M < 1 || 2 * p->M > MAX_INFLIGHT) /* each microbatch: an activation and a gradient */
-        return fail(err, len,
-                    "%d microbatches need more than the %d reshards a communicator "
-                    "keeps in flight",
-                    p->M, MAX_INFLIGHT);
+        return tr_fail(err, len,
+                       "%d microbatches need more than the %d reshards a communicator "
+                       "keeps in flight",
+                       p->M, MAX_INFLIGHT);
     if (p->nranks == 1) {
         if (solo_list(p))
-            return fail(err, len, "out of memory");
+            return tr_fail(err, len, "out of memory");
     } else if (make_schedule(p, cfg, err, len)) {
         return -1;
     }
     if (make_local(p, o))
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     tr_pipe_actions(p, p->rank, &p->acts, &p->nacts);
     if (make_program(p, err, len))
         return -1;
     if (!(p->mine = calloc((size_t)p->nx + 1, sizeof(int))))
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     for (int i = 0; i < p->nx; i++)
         if (p->x[i].src == p->rank || p->x[i].dst == p->rank)
             p->mine[p->nmine++] = i;
     if (p->nmine + p->g.nbuckets[p->rank] > MAX_INFLIGHT) /* the sums' buckets are in flight too */
-        return fail(err, len,
-                    "rank %d takes part in %d reshards per step, more than the %d a communicator "
-                    "keeps in flight; use fewer microbatches or --dp-buckets",
-                    p->rank, p->nmine + p->g.nbuckets[p->rank], MAX_INFLIGHT);
+        return tr_fail(
+            err, len,
+            "rank %d takes part in %d reshards per step, more than the %d a communicator "
+            "keeps in flight; use fewer microbatches or --dp-buckets",
+            p->rank, p->nmine + p->g.nbuckets[p->rank], MAX_INFLIGHT);
     p->req = calloc((size_t)p->nx + 1, sizeof(*p->req));
     p->state = calloc((size_t)p->nx + 1, sizeof(int));
     p->t_start = calloc((size_t)p->nx + 1, sizeof(double));
@@ -397,10 +389,10 @@ int tr_pipe_create(const tr_model *m, const tr_adamw *o, mc_comm_t *comm, const 
     p->losses = calloc((size_t)p->M * p->D * (p->nworld + 1), sizeof(double));
     if (!p->req || !p->state || !p->t_start || !p->t_done || !p->times || !p->loss || !p->losses ||
         alloc_buffers(p))
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     if (assign_buckets(p) ||
         !(p->part = tr_alloc((size_t)p->cfg.micro_batch * p->m->cfg.seq * p->m->cfg.dmodel)))
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     return make_plans(p, err, len);
 }
 
@@ -525,7 +517,8 @@ int tr_pipe_gather(tr_pipe *p, tr_model *m, tr_adamw *o, char *err, size_t len)
     rc = 0;
 out:
     if (rc)
-        fail(err, len, "gathering the model: %s", pack && all ? mc_last_error() : "out of memory");
+        tr_fail(err, len, "gathering the model: %s",
+                pack && all ? mc_last_error() : "out of memory");
     free(lens);
     free(pack);
     free(all);
@@ -576,7 +569,7 @@ static int wait_request(tr_pipe *p, int i, char *err, size_t len)
         p->times[3 * i + 2] += t1 - t0;
     tr_pipe_record(p, EV_WAIT, i, t0, t1);
     if (s)
-        return fail(err, len, "reshard %d->%d: %s", p->x[i].src, p->x[i].dst, mc_last_error());
+        return tr_fail(err, len, "reshard %d->%d: %s", p->x[i].src, p->x[i].dst, mc_last_error());
     finish(p, i, t1);
     return 0;
 }
@@ -593,7 +586,7 @@ static int start_request(tr_pipe *p, int i, char *err, size_t len)
     mc_status_t s = mc_reshard_start(p->comm, p->plan[x->src * p->nranks + x->dst], p->src, p->dst,
                                      NULL, &p->req[i]);
     if (s)
-        return fail(err, len, "reshard %d->%d: %s", x->src, x->dst, mc_last_error());
+        return tr_fail(err, len, "reshard %d->%d: %s", x->src, x->dst, mc_last_error());
     p->state[i] = XS_RUNNING;
     return 0;
 }
@@ -761,12 +754,12 @@ int tr_pipe_step(tr_pipe *p, const int *tokens, const int *targets, tr_pipe_stat
                        .reduce = reduce_s},
                *all;
     if (!(all = calloc((size_t)p->nworld, sizeof(*all))))
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     memset(st, 0, sizeof(*st));
     mc_status_t s = mc_comm_allgather(p->comm, &mine, all, sizeof(mine));
     if (s || transfer_times(p, st) || step_loss(p, st)) {
         free(all);
-        return fail(err, len, "step statistics: %s", mc_last_error());
+        return tr_fail(err, len, "step statistics: %s", mc_last_error());
     }
     for (int r = 0; r < p->nworld; r++) {
         st->seconds = all[r].seconds > st->seconds ? all[r].seconds : st->seconds;

@@ -1,20 +1,11 @@
 /* The pipeline's program (pipeline_program.h): the dry run that orders the reshards, and
  * every rank's instruction list. */
 #include "pipeline_program.h"
+#include "errmsg.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 int tr_program_stage_of_layer(const stage_t *stages, int nstages, int layer)
 {
@@ -33,16 +24,16 @@ int tr_program_schedule(mc_sched_kind_t kind, int nranks, int M, int nlayers, in
     *sched = NULL;
     *stages = NULL;
     if (mc_schedule_create(kind, nranks, M, NULL, sched) || mc_schedule_info(*sched, &info))
-        return fail(err, len, "%s", mc_last_error());
+        return tr_fail(err, len, "%s", mc_last_error());
     const int S = *nstages = info.nstages;
     if (nlayers < S)
-        return fail(err, len, "%d stages need at least %d layers; the model has %d (blocks + 2)", S,
-                    S, nlayers);
+        return tr_fail(err, len, "%d stages need at least %d layers; the model has %d (blocks + 2)",
+                       S, S, nlayers);
     stage_t *st = *stages = calloc((size_t)S, sizeof(*st));
     int *skips = calloc((size_t)2 * (nskips + 1), sizeof(int)), n = 0;
     if (!st || !skips) {
         free(skips);
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     }
     for (int s = 0; s < S; s++) {
         st[s].first = s * nlayers / S;
@@ -66,7 +57,7 @@ int tr_program_schedule(mc_sched_kind_t kind, int nranks, int M, int nlayers, in
     *sched = NULL;
     mc_status_t s = mc_schedule_create(kind, nranks, M, n ? &sp : NULL, sched);
     free(skips);
-    return s ? fail(err, len, "%s", mc_last_error()) : 0;
+    return s ? tr_fail(err, len, "%s", mc_last_error()) : 0;
 }
 
 int tr_program_solo(int M, int nlayers, mc_sched_action_t **list, stage_t **stages)
@@ -216,7 +207,7 @@ static int dry_run(const tr_program_spec *s, tr_program *g, char *err, size_t le
                 if (!is_send(a->op) && !is_recv(a->op)) {
                     char text[64];
                     mc_sched_action_format(a, text, sizeof(text));
-                    fail(err, len, "schedule action %s is not supported by the executor", text);
+                    tr_fail(err, len, "schedule action %s is not supported by the executor", text);
                     goto out;
                 }
                 int key = link_key(s->nstages, s->M, a);
@@ -234,7 +225,7 @@ static int dry_run(const tr_program_spec *s, tr_program *g, char *err, size_t le
     }
     for (int r = 0; r < n; r++)
         if (pc[r] < s->nacts[r]) {
-            fail(err, len, "the schedule's lists deadlock at rank %d", r);
+            tr_fail(err, len, "the schedule's lists deadlock at rank %d", r);
             goto out;
         }
     qsort(sends, (size_t)nsends, sizeof(*sends), by_time);
@@ -249,7 +240,7 @@ static int dry_run(const tr_program_spec *s, tr_program *g, char *err, size_t le
     rc = 0;
 out:
     if (rc && !err[0])
-        fail(err, len, "out of memory");
+        tr_fail(err, len, "out of memory");
     free(pc);
     free(clock);
     free(last_send);
@@ -389,14 +380,14 @@ int tr_program_build(const tr_program_spec *s, tr_program *g, char *err, size_t 
     g->buckets = calloc((size_t)s->nranks, sizeof(*g->buckets));
     g->nbuckets = calloc((size_t)s->nranks, sizeof(int));
     if (!g->key_first || !g->key_n || !g->prog || !g->nprog || !g->buckets || !g->nbuckets)
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     for (size_t k = 0; k < nkeys; k++)
         g->key_first[k] = -1;
     if (dry_run(s, g, err, len))
         return -1;
     for (int r = 0; r < s->nranks; r++)
         if (build_rank(s, g, r))
-            return fail(err, len, "out of memory");
+            return tr_fail(err, len, "out of memory");
     return 0;
 }
 

@@ -1,20 +1,11 @@
 /* The step simulator's costs (sim_costs.h): the FLOP model, costs files and traces. */
 #include "sim_costs.h"
 #include "model_utransformer.h"
+#include "errmsg.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 /* Whether layer l is a U-transformer up-block with a join. */
 static int has_join(const tr_config *c, int l)
@@ -97,10 +88,10 @@ static int load_file(FILE *f, const char *path, tr_sim_costs *c, char *err, size
             continue;
         int k = strlen(key) == 1 ? op_index(key[0]) : -1;
         if (n < 2 || a < 0.0 || b < 0.0 || (k < 0 && n > 2))
-            return fail(err, len,
-                        "--sim-costs %s line %d: expected 'F|B|I|W FIXED [PER_GFLOP]', "
-                        "'adamw PER_MPARAM', 'comm', 'gap' or 'step SECONDS' (not negative)",
-                        path, no);
+            return tr_fail(err, len,
+                           "--sim-costs %s line %d: expected 'F|B|I|W FIXED [PER_GFLOP]', "
+                           "'adamw PER_MPARAM', 'comm', 'gap' or 'step SECONDS' (not negative)",
+                           path, no);
         if (k >= 0) {
             c->fixed[k] = a;
             c->per_gflop[k] = b;
@@ -114,12 +105,12 @@ static int load_file(FILE *f, const char *path, tr_sim_costs *c, char *err, size
         } else if (!strcmp(key, "step")) {
             c->step = a;
         } else {
-            return fail(err, len, "--sim-costs %s line %d: unknown entry '%s'", path, no, key);
+            return tr_fail(err, len, "--sim-costs %s line %d: unknown entry '%s'", path, no, key);
         }
     }
     complete(c);
     if (!c->have[TR_OP_F] || !c->have[TR_OP_B])
-        return fail(err, len, "--sim-costs %s gives no F or no B (nor I and W)", path);
+        return tr_fail(err, len, "--sim-costs %s gives no F or no B (nor I and W)", path);
     return 0;
 }
 
@@ -212,7 +203,7 @@ static int read_trace(const char *path, trace_event **ev, int *n, trace_shape *s
 {
     FILE *f = fopen(path, "r");
     if (!f)
-        return fail(err, len, "cannot read %s", path);
+        return tr_fail(err, len, "cannot read %s", path);
     static const size_t most = 1 << 16; /* the shape line lists every stage */
     char *line = malloc(most);
     int cap = 0, have_shape = 0;
@@ -220,7 +211,7 @@ static int read_trace(const char *path, trace_event **ev, int *n, trace_shape *s
     *n = 0;
     if (!line) {
         fclose(f);
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     }
     while (fgets(line, (int)most, f)) {
         if (strstr(line, "\"otherData\"")) {
@@ -245,7 +236,7 @@ static int read_trace(const char *path, trace_event **ev, int *n, trace_shape *s
                 free(line);
                 free(*ev);
                 *ev = NULL;
-                return fail(err, len, "out of memory");
+                return tr_fail(err, len, "out of memory");
             }
             *ev = v;
         }
@@ -256,7 +247,8 @@ static int read_trace(const char *path, trace_event **ev, int *n, trace_shape *s
     if (!have_shape || *n == 0) {
         free(*ev);
         *ev = NULL;
-        return fail(err, len, "%s is not a meshcast-train trace (no run shape or no events)", path);
+        return tr_fail(err, len, "%s is not a meshcast-train trace (no run shape or no events)",
+                       path);
     }
     return 0;
 }
@@ -346,7 +338,7 @@ static int load_trace(const char *path, tr_sim_costs *c, char *err, size_t len)
         free(x);
         free(y);
         free(cnt);
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     }
     for (int i = 0; i < n; i++) {
         const trace_event *e = &ev[i];
@@ -398,7 +390,8 @@ static int load_trace(const char *path, tr_sim_costs *c, char *err, size_t len)
     free(cnt);
     complete(c);
     if (!c->have[TR_OP_F] || !c->have[TR_OP_B])
-        return fail(err, len, "--sim-costs %s: the trace has no forward or no backward ops", path);
+        return tr_fail(err, len, "--sim-costs %s: the trace has no forward or no backward ops",
+                       path);
     return 0;
 }
 
@@ -407,7 +400,7 @@ int tr_sim_costs_load(const char *path, tr_sim_costs *c, char *err, size_t len)
     memset(c, 0, sizeof(*c));
     FILE *f = fopen(path, "r");
     if (!f)
-        return fail(err, len, "--sim-costs %s cannot be read", path);
+        return tr_fail(err, len, "--sim-costs %s cannot be read", path);
     int ch;
     while ((ch = fgetc(f)) == ' ' || ch == '\n' || ch == '\t')
         ;
@@ -427,7 +420,7 @@ int tr_sim_trace_steps(const char *path, double **steps, int *nsteps, char *err,
     trace_shape sh;
     int n, maxstep = 0;
     if (read_trace(path, &ev, &n, &sh, err, len))
-        return fail(err, len, "--sim-compare: %s", err);
+        return tr_fail(err, len, "--sim-compare: %s", err);
     for (int i = 0; i < n; i++)
         maxstep = ev[i].step > maxstep ? ev[i].step : maxstep;
     const int from = maxstep >= 1 ? 1 : 0;
@@ -437,7 +430,7 @@ int tr_sim_trace_steps(const char *path, double **steps, int *nsteps, char *err,
         free(ev);
         free(t0);
         free(t1);
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     }
     for (int s = 0; s <= maxstep; s++)
         t0[s] = t1[s] = -1.0;

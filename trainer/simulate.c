@@ -1,8 +1,8 @@
 /* The trainer's step simulator (simulate.h). */
 #include "simulate.h"
 #include "model_utransformer.h"
+#include "errmsg.h"
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,15 +30,6 @@ struct tr_sim {
     sim_event *ev;
     int nev, cap;
 };
-
-static int fail(char *err, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, len, fmt, ap);
-    va_end(ap);
-    return -1;
-}
 
 static double max2(double a, double b)
 {
@@ -102,7 +93,7 @@ static int plan_all(tr_sim *s, char *err, size_t len)
     const char *name = s->cfg.topology ? s->cfg.topology : "cpu-testbed";
     mc_topology_t *topo = NULL;
     if (mc_topology_load(name, &topo))
-        return fail(err, len, "--topology %s: %s", name, mc_last_error());
+        return tr_fail(err, len, "--topology %s: %s", name, mc_last_error());
     const int64_t dph = mc_topology_devices_per_host(topo);
     /* the executor's placement: one host per rank (its first device); else one rank a device */
     const int64_t per_rank = s->cfg.topology ? 1 : dph,
@@ -111,7 +102,8 @@ static int plan_all(tr_sim *s, char *err, size_t len)
     int64_t *ids = calloc((size_t)s->nworld, sizeof(int64_t)),
             *ids2 = calloc((size_t)s->nworld, sizeof(int64_t));
     if (!ids || !ids2 || mc_topology_set_hosts(topo, hosts)) {
-        fail(err, len, "--topology %s: %s", name, ids && ids2 ? mc_last_error() : "out of memory");
+        tr_fail(err, len, "--topology %s: %s", name,
+                ids && ids2 ? mc_last_error() : "out of memory");
         goto out;
     }
     const int n = s->cfg.ranks;
@@ -126,7 +118,7 @@ static int plan_all(tr_sim *s, char *err, size_t len)
         rank_devices(s, x->src, per_rank, ids);
         rank_devices(s, x->dst, per_rank, ids2);
         if (estimate(s, 0, topo, 2, a, ids, "S0R", 2, b, ids2, "S0R", rows, C, t)) {
-            fail(err, len, "plan %d->%d: %s", x->src, x->dst, mc_last_error());
+            tr_fail(err, len, "plan %d->%d: %s", x->src, x->dst, mc_last_error());
             goto out;
         }
     }
@@ -141,13 +133,13 @@ static int plan_all(tr_sim *s, char *err, size_t len)
         const int64_t packed = (int64_t)(s->mparams[r] * 1e6 + 0.5);
         if (T > 1 && estimate(s, 1, topo, 1, tmesh, ids, "RRP0", 1, tmesh, ids, "RR",
                               (int64_t)s->cfg.micro_batch * s->cfg.model.seq, C, &s->tp_s[r])) {
-            fail(err, len, "tensor-parallel sum of rank %d: %s", r, mc_last_error());
+            tr_fail(err, len, "tensor-parallel sum of rank %d: %s", r, mc_last_error());
             goto out;
         }
         if (s->D > 1 && packed > 0 &&
             estimate(s, 1, topo, 2, mesh, ids, "S1RP0", 2, mesh, ids, "S1R", T, packed,
                      &s->dp_s[r])) {
-            fail(err, len, "data-parallel sum of rank %d: %s", r, mc_last_error());
+            tr_fail(err, len, "data-parallel sum of rank %d: %s", r, mc_last_error());
             goto out;
         }
         for (int b = 0; s->D > 1 && b < s->g.nbuckets[r]; b++) {
@@ -156,7 +148,7 @@ static int plan_all(tr_sim *s, char *err, size_t len)
                 (int64_t)(tr_sim_mparams(&s->cfg.model, k->first, k->last, T) * 1e6 + 0.5);
             if (nb > 0 && estimate(s, 1, topo, 2, mesh, ids, "S1RP0", 2, mesh, ids, "S1R", T, nb,
                                    &s->bucket_s[r][b])) {
-                fail(err, len, "data-parallel sum of rank %d: %s", r, mc_last_error());
+                tr_fail(err, len, "data-parallel sum of rank %d: %s", r, mc_last_error());
                 goto out;
             }
         }
@@ -174,20 +166,20 @@ static int place(tr_sim *s, char *err, size_t len)
     const int n = s->cfg.ranks;
     s->D = s->cfg.dp > 0 ? s->cfg.dp : 1;
     if (n < 1 || s->cfg.micro_batch < 1)
-        return fail(err, len, "no pipeline ranks or an empty microbatch");
+        return tr_fail(err, len, "no pipeline ranks or an empty microbatch");
     if (s->cfg.microbatches % s->D)
-        return fail(err, len, "%d microbatches do not split over %d replicas", s->cfg.microbatches,
-                    s->D);
+        return tr_fail(err, len, "%d microbatches do not split over %d replicas",
+                       s->cfg.microbatches, s->D);
     s->M = s->cfg.microbatches / s->D;
     s->tp = calloc((size_t)n, sizeof(int));
     s->base = calloc((size_t)n + 1, sizeof(int));
     if (!s->tp || !s->base)
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     for (int r = 0; r < n; r++) {
         s->tp[r] = s->cfg.tp ? s->cfg.tp[r] : 1;
         if (s->tp[r] < 1 || s->cfg.model.heads % s->tp[r])
-            return fail(err, len, "tensor parallelism %d does not divide the %d heads", s->tp[r],
-                        s->cfg.model.heads);
+            return tr_fail(err, len, "tensor parallelism %d does not divide the %d heads", s->tp[r],
+                           s->cfg.model.heads);
         s->base[r + 1] = s->base[r] + s->D * s->tp[r];
     }
     s->nworld = s->base[n];
@@ -200,7 +192,7 @@ int tr_sim_create(const tr_sim_config *cfg, tr_sim **out, char *err, size_t len)
     err[0] = '\0';
     tr_sim *s = *out = calloc(1, sizeof(*s));
     if (!s)
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     s->cfg = *cfg;
     if (place(s, err, len))
         return -1;
@@ -210,7 +202,7 @@ int tr_sim_create(const tr_sim_config *cfg, tr_sim **out, char *err, size_t len)
         s->skip_from = calloc((size_t)s->nskips + 1, sizeof(int));
         s->skip_to = calloc((size_t)s->nskips + 1, sizeof(int));
         if (!s->skip_from || !s->skip_to)
-            return fail(err, len, "out of memory");
+            return tr_fail(err, len, "out of memory");
         for (int e = 0; e < s->nskips; e++)
             tr_utransformer_skip(cfg->model.blocks, e, &s->skip_from[e], &s->skip_to[e]);
     }
@@ -221,13 +213,13 @@ int tr_sim_create(const tr_sim_config *cfg, tr_sim **out, char *err, size_t len)
     s->dp_s = calloc((size_t)n, sizeof(double));
     s->mparams = calloc((size_t)n, sizeof(double));
     if (!s->acts || !s->nacts || !s->pair_s || !s->tp_s || !s->dp_s || !s->mparams)
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     for (int i = 0; i < n * n; i++)
         s->pair_s[i] = -1.0;
     if (n == 1) {
         s->nstages = 1;
         if (tr_program_solo(s->M, nlayers, &s->solo, &s->stages))
-            return fail(err, len, "out of memory");
+            return tr_fail(err, len, "out of memory");
         s->acts[0] = s->solo;
         s->nacts[0] = 2 * (size_t)s->M;
     } else {
@@ -239,7 +231,7 @@ int tr_sim_create(const tr_sim_config *cfg, tr_sim **out, char *err, size_t len)
     }
     /* the buckets' weights: each layer's parameters on its rank, as the executor counts */
     if (!(s->weight = malloc((size_t)nlayers * sizeof(double))))
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     for (int l = 0; l < nlayers; l++)
         s->weight[l] = tr_sim_mparams(
             &cfg->model, l, l + 1,
@@ -259,10 +251,10 @@ int tr_sim_create(const tr_sim_config *cfg, tr_sim **out, char *err, size_t len)
     if (tr_program_build(&spec, &s->g, err, len))
         return -1;
     if (!(s->bucket_s = calloc((size_t)n, sizeof(*s->bucket_s))))
-        return fail(err, len, "out of memory");
+        return tr_fail(err, len, "out of memory");
     for (int r = 0; r < n; r++)
         if (!(s->bucket_s[r] = calloc((size_t)s->g.nbuckets[r] + 1, sizeof(double))))
-            return fail(err, len, "out of memory");
+            return tr_fail(err, len, "out of memory");
     return plan_all(s, err, len);
 }
 
@@ -421,7 +413,7 @@ int tr_sim_run(tr_sim *s, tr_sim_result *res, char *err, size_t len)
     for (int r = 0; !nomem && r < n; r++)
         nomem = !q.dp_start[r] || !q.dp_end[r];
     if (nomem) {
-        fail(err, len, "out of memory");
+        tr_fail(err, len, "out of memory");
         goto out;
     }
     for (int i = 0; i < 2 * nx; i++)
@@ -445,7 +437,7 @@ int tr_sim_run(tr_sim *s, tr_sim_result *res, char *err, size_t len)
         if (!busy)
             break;
         if (best < 0) {
-            fail(err, len, "the simulated ranks deadlock");
+            tr_fail(err, len, "the simulated ranks deadlock");
             goto out;
         }
         step_rank(s, &q, best, bt, res);

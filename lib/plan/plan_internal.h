@@ -114,6 +114,9 @@ mc_link_class_t mc_edge_class(const mc_topology_t *topo, int64_t from, int64_t t
 mc_status_t mc_plan_set_chunks(mc_plan_t *plan);
 /* Fills the byte and message counts and peak staging in plan->stats. */
 mc_status_t mc_plan_count(mc_plan_t *plan);
+/* Per plan edge: 1 where the crossbar rule (lib/plan/crossbar.c) slows it to E times the NIC
+ * rate. *slow is NULL when the topology's crossbar is off (no line, or E = 1). */
+mc_status_t mc_crossbar_edges(const mc_plan_t *plan, char **slow);
 /* Event-driven α–β simulation of the plan; returns seconds. */
 mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds);
 /* A floor under mc_plan_simulate's estimate, without simulating: the longest of the

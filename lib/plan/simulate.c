@@ -22,7 +22,9 @@
  * bandwidth M (hosts emulated on one machine, whose cores do every host's copies) is one
  * more such booking, shared by the intra-host chunks of all hosts; with a machine message
  * cost, each of those chunks books that much more machine time (the cores' work per
- * message, whatever its size: waking the receiver, matching, bookkeeping). */
+ * message, whatever its size: waking the receiver, matching, bookkeeping). A NIC edge
+ * between crossbar hosts (lib/plan/crossbar.c) runs at the crossbar efficiency times the
+ * NIC rate. */
 #include <stdlib.h>
 #include "heap.h"
 #include "plan_internal.h"
@@ -175,11 +177,14 @@ static mc_status_t build_edges(sim_t *s)
     int64_t *last_in = mc_calloc((size_t)ndev, sizeof *last_in);
     int64_t *parent = mc_calloc((size_t)plan->nedges + 1, sizeof *parent);
     int64_t *count = mc_calloc((size_t)plan->nedges + 1, sizeof *count);
+    char *slow = NULL; /* crossbar transfers */
     mc_status_t st = MC_OK;
     if (!last_in || !parent || !count) {
         st = MC_ERR_NOMEM;
         goto out;
     }
+    if ((st = mc_crossbar_edges(plan, &slow)))
+        goto out;
     mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
     mc_link_t nic = mc_topology_link(topo, MC_LINK_NIC);
     double nic_out = mc_topology_nic_out(topo), nic_in = mc_topology_nic_in(topo);
@@ -206,7 +211,7 @@ static mc_status_t build_edges(sim_t *s)
                 e->r_send = 2 * ndev + mc_topology_nic_port(topo, pe->from);
                 e->r_recv = 2 * ndev + nports + mc_topology_nic_port(topo, pe->to);
                 e->latency = nic.latency + mc_topology_nic_extra_latency(topo, pe->from, pe->to);
-                e->inv_bw = 1.0 / nic_bw;
+                e->inv_bw = 1.0 / (slow && slow[g] ? topo->crossbar_eff * nic_bw : nic_bw);
                 e->host = -1;
             } else {
                 e->r_send = pe->from;
@@ -228,6 +233,7 @@ static mc_status_t build_edges(sim_t *s)
             s->children[p->child0 + p->nchild++] = g;
         }
 out:
+    free(slow);
     free(last_in);
     free(parent);
     free(count);

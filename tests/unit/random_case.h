@@ -322,8 +322,13 @@ static inline int rc_case_make(uint64_t seed, int64_t max_mesh, rc_case_t *c, ch
                  (long long)rc_range(r, 1, 4), (long long)rc_range(r, 1, 400),
                  (long long)rc_range(r, 1, 400), (long long)rc_range(r, 0, 50));
     if (host_mb)
-        snprintf(topo + len, sizeof topo - (size_t)len, "host bandwidth=%lldMB/s\n",
-                 (long long)host_mb);
+        len += snprintf(topo + len, sizeof topo - (size_t)len, "host bandwidth=%lldMB/s\n",
+                        (long long)host_mb);
+    /* a third of the cases a crossbar efficiency (lib/plan/crossbar.c), own stream too */
+    rc_rng_t xr = {seed ^ 0x7862617200000000ull};
+    if (rc_range(&xr, 0, 2) == 0)
+        snprintf(topo + len, sizeof topo - (size_t)len, "crossbar efficiency=0.%02lld\n",
+                 (long long)rc_range(&xr, 50, 99));
     snprintf(c->desc, sizeof c->desc, "seed=%llu shape=", (unsigned long long)seed);
     for (int d = 0; d < c->ndim; d++) {
         size_t n = strlen(c->desc);
