@@ -1,5 +1,6 @@
 /* Local-machine discovery with hwloc: one host whose devices are its GPUs, or its NUMA
  * nodes (packages) when it has none. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,59 @@ static void summarize(hwloc_topology_t t, summary_t *s)
         s->nic_bw = DEFAULT_NIC_BW;
 }
 
+/* Whether o is one of the NICs summarize counts: fabric NICs when there are any, else
+ * physical (PCI) Ethernet. */
+static int counted_nic(hwloc_obj_t o, int fabrics)
+{
+    if (fabrics)
+        return o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS;
+    return o->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK && o->parent &&
+           o->parent->type == HWLOC_OBJ_PCI_DEVICE;
+}
+
+/* Steps from a up to its first ancestor that also holds b (their deepest common ancestor):
+ * 1 when b sits beside a under the same PCIe switch, more through bridges above it. */
+static int steps_to_common(hwloc_obj_t a, hwloc_obj_t b)
+{
+    for (int steps = 0; a; a = a->parent, steps++)
+        for (hwloc_obj_t c = b; c; c = c->parent)
+            if (c == a)
+                return steps;
+    return INT_MAX;
+}
+
+/* map[g] = the NIC nearest GPU g in the PCI tree (under its deepest PCIe ancestor; the
+ * lower NIC index on ties), GPUs and NICs numbered in hwloc's order. Returns the GPUs
+ * mapped: 0 when there is no NIC or more than n GPUs. */
+static int nearest_nics(hwloc_topology_t t, int *map, int n)
+{
+    int fabrics = 0, g = 0;
+    for (hwloc_obj_t o = hwloc_get_next_osdev(t, NULL); o; o = hwloc_get_next_osdev(t, o))
+        fabrics |= o->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS;
+    for (hwloc_obj_t p = hwloc_get_next_pcidev(t, NULL); p; p = hwloc_get_next_pcidev(t, p)) {
+        if (!is_gpu(p))
+            continue;
+        if (g == n)
+            return 0;
+        int best = INT_MAX, index = 0;
+        map[g] = -1;
+        for (hwloc_obj_t o = hwloc_get_next_osdev(t, NULL); o; o = hwloc_get_next_osdev(t, o)) {
+            if (!counted_nic(o, fabrics))
+                continue;
+            int steps = steps_to_common(p, o);
+            if (steps < best) {
+                best = steps;
+                map[g] = index;
+            }
+            index++;
+        }
+        if (map[g] < 0)
+            return 0;
+        g++;
+    }
+    return g;
+}
+
 mc_status_t mc_discover_facts(mc_host_facts_t *out)
 {
     hwloc_topology_t h = NULL;
@@ -143,6 +197,12 @@ mc_status_t mc_topology_discover(mc_topology_t **out)
         return st;
     summary_t s;
     summarize(h, &s);
+    int *map = s.gpus > 0 ? mc_calloc((size_t)s.gpus, sizeof *map) : NULL;
+    if (s.gpus > 0 && !map) {
+        hwloc_topology_destroy(h);
+        return MC_ERR_NOMEM;
+    }
+    int mapped = map ? nearest_nics(h, map, s.gpus) : 0;
     hwloc_topology_destroy(h);
 
     char name[MC_TOPOLOGY_NAME_MAX];
@@ -164,8 +224,17 @@ mc_status_t mc_topology_discover(mc_topology_t **out)
                  plural((int)devices, "package", "packages"));
     }
     mc_topology_t *t = mc_topology_new(name);
-    if (!t)
+    if (!t) {
+        free(map);
         return MC_ERR_NOMEM;
+    }
+    /* each GPU's cross-host bytes go through the NIC nearest it (docs/topology.md) */
+    if (mapped == s.gpus && s.gpus > 0 && s.nics > 0) {
+        t->nic_map = map;
+        t->nic_map_len = s.gpus;
+    } else {
+        free(map);
+    }
     t->hosts = 1;
     t->devices_per_host = devices;
     t->copy.bandwidth = s.gpus ? GPU_COPY_BW : CPU_COPY_BW;

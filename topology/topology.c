@@ -188,7 +188,8 @@ enum {
     HAVE_HOST = 64,
     HAVE_MACHINE = 128,
     HAVE_RESHARD = 256,
-    HAVE_CROSSBAR = 512
+    HAVE_CROSSBAR = 512,
+    HAVE_NIC_AFFINITY = 1024
 };
 
 /* "link copy|intra bandwidth=X latency=Y" or "nic count=N in=X out=Y latency=Z". */
@@ -383,6 +384,16 @@ static mc_status_t parse_line(const where_t *w, char *line, mc_topology_t *t, un
         *have |= HAVE_RESHARD;
         return MC_OK;
     }
+    if (!strcmp(key, "nic-affinity")) { /* device -> NIC; checked once the text is read */
+        char why[300];
+        if (*have & HAVE_NIC_AFFINITY)
+            return PERR(w, "duplicate 'nic-affinity'");
+        if (mc_nic_affinity_parse(&save, t, why, sizeof why))
+            return PERR(w, "%s", why);
+        t->nic_map_line = w->line;
+        *have |= HAVE_NIC_AFFINITY;
+        return MC_OK;
+    }
     if (!strcmp(key, "crossbar")) { /* hosts that send to and receive from several at once */
         if (*have & HAVE_CROSSBAR)
             return PERR(w, "duplicate 'crossbar'");
@@ -462,6 +473,12 @@ mc_status_t mc_topology_parse(const char *text, const char *origin, mc_topology_
                  (long long)t->devices_per_host);
         goto err_topo;
     }
+    char why[300];
+    if (mc_nic_affinity_check(t, why, sizeof why)) {
+        w.line = t->nic_map_line;
+        s = PERR(&w, "%s", why);
+        goto err_topo;
+    }
     if (!(have & HAVE_NAME))
         default_name(origin, t->name, sizeof t->name);
     free(copy);
@@ -469,7 +486,7 @@ mc_status_t mc_topology_parse(const char *text, const char *origin, mc_topology_
     return MC_OK;
 
 err_topo:
-    free(t);
+    mc_topology_destroy(t);
 err_copy:
     free(copy);
     return s;
@@ -580,10 +597,15 @@ mc_status_t mc_topology_copy(const mc_topology_t *topo, mc_topology_t **out)
     if (!t)
         return MC_ERR_NOMEM;
     *t = *topo;
+    t->host_of = NULL;
+    if (mc_nic_affinity_copy(topo, t)) {
+        free(t);
+        return MC_ERR_NOMEM;
+    }
     if (topo->host_of) {
         t->host_of = mc_calloc((size_t)topo->ndevices, sizeof *t->host_of);
         if (!t->host_of) {
-            free(t);
+            mc_topology_destroy(t);
             return MC_ERR_NOMEM;
         }
         memcpy(t->host_of, topo->host_of, (size_t)topo->ndevices * sizeof *t->host_of);
@@ -594,8 +616,10 @@ mc_status_t mc_topology_copy(const mc_topology_t *topo, mc_topology_t **out)
 
 void mc_topology_destroy(mc_topology_t *topo)
 {
-    if (topo)
+    if (topo) {
         free(topo->host_of);
+        free(topo->nic_map);
+    }
     free(topo);
 }
 
@@ -618,6 +642,7 @@ mc_status_t mc_topology_write(const mc_topology_t *topo, FILE *out)
             "nic count=%d in=%s out=%s latency=%s\n",
             topo->name, (long long)topo->hosts, (long long)topo->devices_per_host, cb, cl, ib, il,
             topo->nics, ni, no, nl);
+    mc_nic_affinity_write(topo, out);
     if (topo->host_bw > 0) {
         char hb[48];
         format_quantity(topo->host_bw, Q_BANDWIDTH, 0, hb, sizeof hb);

@@ -28,6 +28,13 @@ struct mc_topology {
      * topology (device d on host d / devices_per_host). */
     int64_t ndevices, used_hosts;
     int64_t *host_of;
+    /* NIC affinity (the 'nic-affinity' line, topology/nic_affinity.c): nic_map[i] is the NIC
+     * of device i within its host (nic_map_len = devices_per_host), or in a compact view of
+     * compact device i (nic_map_len = ndevices). NULL: the host's NICs are pooled. */
+    int *nic_map;
+    int64_t nic_map_len;
+    int nic_rails;    /* NIC i of every host on one rail (leaf switch) */
+    int nic_map_line; /* line of the nic-affinity text, for errors found after parsing */
 };
 
 /* What hwloc says about the local machine (topology/discover.c). */
@@ -47,5 +54,25 @@ mc_topology_t *mc_topology_new(const char *name);
  * per-host arrays follow what is used, not the largest id or the --hosts count. */
 mc_status_t mc_topology_compact(const mc_topology_t *topo, const int64_t *ids, int64_t n,
                                 mc_topology_t **out);
+
+/* NIC of device d (0..nics-1), or -1 when the topology pools its NICs. */
+int mc_topology_nic_index(const mc_topology_t *topo, int64_t d);
+/* NIC ports per host in the cost model: the NIC count with an affinity map, else 1 (the
+ * host's NICs pooled into one port of their summed rate). */
+int64_t mc_topology_nic_ports(const mc_topology_t *topo);
+/* Cost-model NIC port of device d, in 0..hosts*nic_ports-1. */
+int64_t mc_topology_nic_port(const mc_topology_t *topo, int64_t d);
+/* Extra latency of a NIC transfer from device a to device b: on a rail-optimized cluster
+ * a transfer between NICs on different rails crosses the spine, one more NIC latency. */
+double mc_topology_nic_extra_latency(const mc_topology_t *topo, int64_t a, int64_t b);
+/* Parses the rest of a 'nic-affinity map=N,N,... [rails]' line into t; on failure writes
+ * the reason (without location) to why and returns -1. */
+int mc_nic_affinity_parse(char **save, mc_topology_t *t, char *why, size_t n);
+/* Checks the map against devices_per_host and the NIC count once the whole text is read. */
+int mc_nic_affinity_check(const mc_topology_t *t, char *why, size_t n);
+/* Writes the nic-affinity line of a plain topology that has one. */
+void mc_nic_affinity_write(const mc_topology_t *t, FILE *out);
+/* Copies src's map into dst (dst's map pointer is overwritten); MC_ERR_NOMEM. */
+mc_status_t mc_nic_affinity_copy(const mc_topology_t *src, mc_topology_t *dst);
 
 #endif

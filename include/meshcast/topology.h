@@ -75,6 +75,12 @@ mc_link_t mc_topology_link(const mc_topology_t *topo, mc_link_class_t cls);
 double mc_topology_nic_in(const mc_topology_t *topo);
 double mc_topology_nic_out(const mc_topology_t *topo);
 int mc_topology_nics_per_host(const mc_topology_t *topo);
+/* NIC affinity (the .topo 'nic-affinity' line, docs/topology.md): the NIC (0..nics-1 of
+ * its host) a device's cross-host bytes leave and enter through. MC_ERR_NOT_FOUND when the
+ * topology pools its host's NICs (no such line); MC_ERR_INVALID for a device out of range. */
+mc_status_t mc_topology_nic_of(const mc_topology_t *topo, int64_t device_id, int *nic);
+/* *rails = 1 when NIC i of every host sits on one rail (leaf switch), else 0. */
+mc_status_t mc_topology_nic_rails(const mc_topology_t *topo, int *rails);
 /* Aggregate bytes/s of all intra-host transfers of one host at once (CPU-driven copies
  * shared by the host's ranks); 0 when the profile sets no limit. */
 double mc_topology_host_bandwidth(const mc_topology_t *topo);

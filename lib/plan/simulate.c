@@ -188,7 +188,9 @@ static mc_status_t build_edges(sim_t *s)
     mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
     mc_link_t nic = mc_topology_link(topo, MC_LINK_NIC);
     double nic_out = mc_topology_nic_out(topo), nic_in = mc_topology_nic_in(topo);
-    double nic_bw = nic_out < nic_in ? nic_out : nic_in;
+    /* pooled: one port per host at the NICs' summed rate; with affinity one per NIC */
+    int64_t nports = nhost * mc_topology_nic_ports(topo);
+    double nic_bw = (nic_out < nic_in ? nic_out : nic_in) / (double)mc_topology_nic_ports(topo);
     for (int64_t fi = 0; fi < plan->nflows; fi++) {
         const mc_flow_t *f = &plan->flows[fi];
         for (int64_t j = 0; j < f->nedges; j++) {
@@ -206,9 +208,9 @@ static mc_status_t build_edges(sim_t *s)
                 count[parent[g]]++;
             last_in[pe->to] = g + 1;
             if (mc_edge_class(topo, pe->from, pe->to) == MC_LINK_NIC) {
-                e->r_send = 2 * ndev + mc_topology_host_of(topo, pe->from);
-                e->r_recv = 2 * ndev + nhost + mc_topology_host_of(topo, pe->to);
-                e->latency = nic.latency;
+                e->r_send = 2 * ndev + mc_topology_nic_port(topo, pe->from);
+                e->r_recv = 2 * ndev + nports + mc_topology_nic_port(topo, pe->to);
+                e->latency = nic.latency + mc_topology_nic_extra_latency(topo, pe->from, pe->to);
                 e->inv_bw = 1.0 / (slow && slow[g] ? topo->crossbar_eff * nic_bw : nic_bw);
                 e->host = -1;
             } else {
@@ -354,8 +356,9 @@ static mc_status_t copy_time(const mc_plan_t *plan, double *worst)
 mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds)
 {
     const mc_topology_t *topo = plan->topo;
-    int64_t ndev = mc_topology_devices(topo), nhost = mc_topology_hosts(topo);
-    double *t = mc_calloc((size_t)(2 * ndev + 2 * nhost), sizeof *t);
+    int64_t ndev = mc_topology_devices(topo),
+            nports = mc_topology_hosts(topo) * mc_topology_nic_ports(topo);
+    double *t = mc_calloc((size_t)(2 * ndev + 2 * nports), sizeof *t);
     /* per edge: latencies and the slowest hop's seconds per byte from the flow's root */
     double *alpha = mc_calloc((size_t)plan->nedges + 1, sizeof *alpha);
     double *inv = mc_calloc((size_t)plan->nedges + 1, sizeof *inv);
@@ -370,7 +373,8 @@ mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds)
     double nic_out = mc_topology_nic_out(topo), nic_in = mc_topology_nic_in(topo);
     mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA),
               nic = mc_topology_link(topo, MC_LINK_NIC);
-    double inv_nic = 1.0 / (nic_out < nic_in ? nic_out : nic_in), inv_intra = 1.0 / intra.bandwidth;
+    double inv_nic = (double)mc_topology_nic_ports(topo) / (nic_out < nic_in ? nic_out : nic_in),
+           inv_intra = 1.0 / intra.bandwidth;
     double worst = 0;
     for (int64_t fi = 0; fi < plan->nflows; fi++) {
         const mc_flow_t *f = &plan->flows[fi];
@@ -379,16 +383,18 @@ mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds)
             int64_t g = f->edge0 + j;
             const mc_edge_t *e = &plan->edges[g];
             int cross = mc_edge_class(topo, e->from, e->to) == MC_LINK_NIC;
-            double *out = cross ? &t[2 * ndev + mc_topology_host_of(topo, e->from)] : &t[e->from];
-            double *in =
-                cross ? &t[2 * ndev + nhost + mc_topology_host_of(topo, e->to)] : &t[ndev + e->to];
+            double *out = cross ? &t[2 * ndev + mc_topology_nic_port(topo, e->from)] : &t[e->from];
+            double *in = cross ? &t[2 * ndev + nports + mc_topology_nic_port(topo, e->to)]
+                               : &t[ndev + e->to];
             double hop = cross ? inv_nic : inv_intra;
             *out += bytes * hop;
             *in += bytes * hop;
             /* the parent edge, as the simulator finds it: the last one into the sender */
             int64_t parent = last_in[e->from] > f->edge0 ? last_in[e->from] - 1 : -1;
             last_in[e->to] = g + 1;
-            alpha[g] = (parent >= 0 ? alpha[parent] : 0) + (cross ? nic.latency : intra.latency);
+            alpha[g] = (parent >= 0 ? alpha[parent] : 0) +
+                       (cross ? nic.latency + mc_topology_nic_extra_latency(topo, e->from, e->to)
+                              : intra.latency);
             inv[g] = parent >= 0 && inv[parent] > hop ? inv[parent] : hop;
             double path = alpha[g] + bytes * inv[g];
             worst = *out > worst ? *out : worst;
@@ -411,7 +417,7 @@ mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds)
 mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
 {
     int64_t ndev = mc_topology_devices(plan->topo), nhost = mc_topology_hosts(plan->topo);
-    int64_t nres = 2 * ndev + 2 * nhost;
+    int64_t nres = 2 * ndev + 2 * nhost * mc_topology_nic_ports(plan->topo);
     sim_t s = {.plan = plan};
     mc_status_t st = MC_OK;
     s.edges = mc_calloc((size_t)plan->nedges + 1, sizeof *s.edges);

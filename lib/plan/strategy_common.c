@@ -2,6 +2,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include "strategy_common.h"
+#include "topology/topology_internal.h"
 #include "util/util.h"
 
 int mc_group_by_host(const mc_topology_t *topo, const int64_t *devs, int n, mc_host_run_t *out)
@@ -27,6 +28,25 @@ int64_t mc_least_loaded(const int64_t *devs, int n, const double *load)
     return best;
 }
 
+int64_t mc_least_nic_sender(const mc_topology_t *topo, const mc_loads_t *loads, const int64_t *devs,
+                            int n, int64_t best, int64_t to)
+{
+    double inv = (double)mc_topology_nic_ports(topo) /
+                 fmin(mc_topology_nic_out(topo), mc_topology_nic_in(topo));
+    double best_t = loads->nic_send[mc_topology_nic_port(topo, best)] * inv +
+                    mc_topology_nic_extra_latency(topo, best, to);
+    for (int i = 0; i < n; i++) {
+        int64_t d = devs[i];
+        double t = loads->nic_send[mc_topology_nic_port(topo, d)] * inv +
+                   mc_topology_nic_extra_latency(topo, d, to);
+        if (t < best_t || (t == best_t && loads->dev_nic_send[d] < loads->dev_nic_send[best])) {
+            best = d;
+            best_t = t;
+        }
+    }
+    return best;
+}
+
 const mc_host_run_t *mc_find_run(const mc_host_run_t *runs, int nruns, int64_t host)
 {
     for (int i = 0; i < nruns; i++)
@@ -44,8 +64,11 @@ mc_status_t mc_loads_create(const mc_topology_t *topo, mc_loads_t *out)
     out->dev_nic_recv = mc_calloc(ndev, sizeof(double));
     out->host_send = mc_calloc(nhost, sizeof(double));
     out->host_recv = mc_calloc(nhost, sizeof(double));
+    size_t nports = nhost * (size_t)mc_topology_nic_ports(topo);
+    out->nic_send = mc_calloc(nports, sizeof(double));
+    out->nic_recv = mc_calloc(nports, sizeof(double));
     if (!out->dev_send || !out->dev_recv || !out->dev_nic_send || !out->dev_nic_recv ||
-        !out->host_send || !out->host_recv) {
+        !out->host_send || !out->host_recv || !out->nic_send || !out->nic_recv) {
         mc_loads_destroy(out);
         return MC_ERR_NOMEM;
     }
@@ -60,6 +83,8 @@ void mc_loads_destroy(mc_loads_t *loads)
     free(loads->dev_nic_recv);
     free(loads->host_send);
     free(loads->host_recv);
+    free(loads->nic_send);
+    free(loads->nic_recv);
     *loads = (mc_loads_t){0};
 }
 
@@ -74,6 +99,8 @@ void mc_loads_add(mc_loads_t *loads, const mc_topology_t *topo, int64_t from, in
         loads->dev_nic_recv[to] += bytes;
         loads->host_send[hf] += bytes;
         loads->host_recv[ht] += bytes;
+        loads->nic_send[mc_topology_nic_port(topo, from)] += bytes;
+        loads->nic_recv[mc_topology_nic_port(topo, to)] += bytes;
     }
 }
 

@@ -24,7 +24,16 @@ typedef struct {
     double *dev_send, *dev_recv;         /* all bytes a device sends / receives */
     double *dev_nic_send, *dev_nic_recv; /* the part that crosses hosts */
     double *host_send, *host_recv;       /* bytes through each host's NIC */
+    double *nic_send, *nic_recv;         /* per cost-model NIC port (mc_topology_nic_port):
+                                            the host's, or with NIC affinity each NIC's */
 } mc_loads_t;
+
+/* The sender of a crossing to device to whose copy the α–β model sees leave first: its NIC
+ * port's bytes sent so far over the per-NIC rate, plus the NIC latency once more when it
+ * is on another rail than to (then on its own NIC bytes). best is the first candidate
+ * (from devs or elsewhere); returns it or a device of devs that beats it. */
+int64_t mc_least_nic_sender(const mc_topology_t *topo, const mc_loads_t *loads, const int64_t *devs,
+                            int n, int64_t best, int64_t to);
 mc_status_t mc_loads_create(const mc_topology_t *topo, mc_loads_t *out);
 void mc_loads_destroy(mc_loads_t *loads);
 /* Adds bytes of an edge to the loads. */

@@ -30,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "strategy_common.h"
+#include "topology/topology_internal.h"
 #include "util/util.h"
 
 #define MIN_STRIPE_BYTES (1 << 20)
@@ -78,10 +79,11 @@ typedef struct {
     mc_loads_t loads;
     mc_host_run_t *hruns, *nruns;
     mc_box_t *stripes;
-    int64_t *entry;  /* per host: device that received the current stripe */
-    double *ready;   /* per host: modelled time the current stripe's first chunk is there */
-    int64_t *served; /* hosts the current stripe reached, in order */
-    int64_t *order;  /* needing host runs, rotated per stripe */
+    int64_t *entry;   /* per host: device that received the current stripe */
+    double *ready;    /* per host: modelled time the current stripe's first chunk is there */
+    int64_t *served;  /* hosts the current stripe reached, in order */
+    int64_t *order;   /* needing host runs, rotated per stripe */
+    int64_t *relayed; /* per device: flow + 1 it relays over the rails (rail_relay) */
 } ctx_t;
 
 /* Sender for the next host crossing of a stripe: among the holder hosts (ready at 0) and
@@ -89,8 +91,8 @@ typedef struct {
  * the α–β model sees leave first: its ready time plus its NIC egress so far over the NIC
  * rate. From a holder host its least-loaded holder, from a relay host the device that got
  * it; *host gets the sending host. */
-static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, const int64_t *served,
-                           int nserved, int64_t *host)
+static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, int nn, const int64_t *served,
+                           int nserved, int64_t to, int64_t *host)
 {
     double inv = 1 / mc_topology_nic_out(c->plan->topo), best_t = INFINITY;
     int64_t best = -1;
@@ -110,8 +112,65 @@ static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, const int64_t 
     }
     const mc_host_run_t *run = mc_find_run(c->hruns, nh, best);
     *host = best;
-    return run ? mc_least_loaded(p->holders + run->first, run->count, c->loads.dev_nic_send)
-               : c->entry[best];
+    int64_t from = run ? mc_least_loaded(p->holders + run->first, run->count, c->loads.dev_nic_send)
+                       : c->entry[best];
+    /* NIC affinity: any device of the host that has the stripe may send it (its holders,
+     * and its needers, which got it already): the one whose NIC the α–β model sees free
+     * first, a rail crossing counted as one more NIC latency */
+    if (mc_topology_nics_per_host(c->plan->topo) < 2 ||
+        mc_topology_nic_of(c->plan->topo, from, &(int){0}) != MC_OK)
+        return from; /* pooled, or one NIC: as before */
+    if (run)
+        from = mc_least_nic_sender(c->plan->topo, &c->loads, p->holders + run->first, run->count,
+                                   from, to);
+    const mc_host_run_t *fed = mc_find_run(c->nruns, nn, best);
+    if (fed)
+        from = mc_least_nic_sender(c->plan->topo, &c->loads, p->needers + fed->first, fed->count,
+                                   from, to);
+    return from;
+}
+
+/* PXN (as NCCL's): on a rail-optimized cluster a crossing from a device on another rail
+ * than its receiver first goes over the host's links to a device of the sender's host on
+ * the receiver's rail, when the α–β model sees it leave sooner that way: that NIC's bytes
+ * so far over its rate plus the hop (α_intra + the stripe over the port), against the
+ * sender's NIC's plus the spine's extra NIC latency. Returns the sender of the crossing. */
+static mc_status_t rail_relay(ctx_t *c, const mc_piece_t *p, int64_t from, int64_t to, double bytes,
+                              int64_t *out)
+{
+    const mc_topology_t *topo = c->plan->topo;
+    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
+    int64_t flow = c->plan->nflows, ndev = mc_topology_devices(topo), r = -1;
+    int rail = -1, own = -1;
+    *out = from;
+    if (mc_topology_nic_extra_latency(topo, from, to) <= intra.latency + bytes / intra.bandwidth ||
+        mc_topology_nic_of(topo, to, &rail) || mc_topology_nic_of(topo, from, &own))
+        return MC_OK;
+    /* a device of from's host on to's rail that neither holds nor needs the piece */
+    int64_t h = mc_topology_host_of(topo, from);
+    for (int64_t d = from; d >= 0 && mc_topology_host_of(topo, d) == h; d--)
+        if (mc_topology_nic_index(topo, d) == rail)
+            r = d;
+    for (int64_t d = from + 1; r < 0 && d < ndev && mc_topology_host_of(topo, d) == h; d++)
+        if (mc_topology_nic_index(topo, d) == rail)
+            r = d;
+    double inv = (double)mc_topology_nic_ports(topo) /
+                 fmin(mc_topology_nic_out(topo), mc_topology_nic_in(topo));
+    if (r < 0 || mc_piece_needs(p, r) ||
+        c->loads.nic_send[mc_topology_nic_port(topo, r)] * inv + intra.latency +
+                bytes / intra.bandwidth >=
+            c->loads.nic_send[mc_topology_nic_port(topo, from)] * inv +
+                mc_topology_nic_extra_latency(topo, from, to))
+        return MC_OK;
+    for (int i = 0; i < p->nholders; i++)
+        if (p->holders[i] == r)
+            return MC_OK;
+    *out = r;
+    if (c->relayed[r] == flow)
+        return MC_OK; /* it got this stripe already */
+    c->relayed[r] = flow;
+    mc_loads_add(&c->loads, topo, from, r, bytes);
+    return mc_plan_add_edge(c->plan, from, r);
 }
 
 /* Multi-path feeding: the sender of a stripe to a host that holds it. Its least-loaded
@@ -194,8 +253,10 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
         for (int j = 0; j < nneed && !s; j++) {
             const mc_host_run_t *g = &c->nruns[c->order[(j + st + rotation) % nneed]];
             const int64_t *needers = p->needers + g->first;
-            int64_t via, from = pick_sender(c, p, nh, c->served, j, &via);
-            int64_t to = mc_least_loaded(needers, g->count, c->loads.dev_nic_recv);
+            int64_t via, to = mc_least_loaded(needers, g->count, c->loads.dev_nic_recv);
+            int64_t from = pick_sender(c, p, nh, nn, c->served, j, to, &via);
+            if ((s = rail_relay(c, p, from, to, bytes, &from)))
+                break;
             mc_loads_add(&c->loads, topo, from, to, bytes);
             c->entry[g->host] = to;
             c->ready[g->host] = (mc_find_run(c->hruns, nh, via) ? 0 : c->ready[via]) + hop;
@@ -222,7 +283,7 @@ static mc_status_t plan_direct(ctx_t *c, int64_t i)
         if (run)
             from = mc_least_loaded(p->holders + run->first, run->count, c->loads.dev_send);
         else
-            from = pick_sender(c, p, nh, NULL, 0, &(int64_t){0});
+            from = pick_sender(c, p, nh, 0, NULL, 0, n, &(int64_t){0});
         mc_loads_add(&c->loads, topo, from, n, (double)p->bytes);
         s = mc_plan_add_edge(plan, from, n);
     }
@@ -250,7 +311,9 @@ static mc_status_t build(mc_plan_t *plan, int policy)
     c.ready = mc_calloc((size_t)nhost, sizeof *c.ready);
     c.served = mc_calloc((size_t)most, sizeof *c.served);
     c.order = mc_calloc((size_t)most, sizeof *c.order);
-    if (!c.hruns || !c.nruns || !c.stripes || !c.entry || !c.ready || !c.served || !c.order) {
+    c.relayed = mc_calloc((size_t)mc_topology_devices(plan->topo), sizeof *c.relayed);
+    if (!c.hruns || !c.nruns || !c.stripes || !c.entry || !c.ready || !c.served || !c.order ||
+        !c.relayed) {
         s = MC_ERR_NOMEM;
         goto out;
     }
@@ -288,6 +351,7 @@ out:
     free(c.ready);
     free(c.served);
     free(c.order);
+    free(c.relayed);
     mc_loads_destroy(&c.loads);
     return s;
 }
