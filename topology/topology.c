@@ -14,8 +14,8 @@
 /* Refuse absurd files early; real profiles are a few hundred bytes. */
 #define MAX_TOPO_FILE (1 << 20)
 
-static const char *const builtin_names[] = {"p3.8xlarge", "dgx-a100", "dgx-h100", "cpu-testbed",
-                                            NULL};
+static const char *const builtin_names[] = {
+    "p3.8xlarge", "dgx-a100", "dgx-h100", "cpu-testbed", "dgx-a100-rails", "dgx-h100-rails", NULL};
 
 const char *const *mc_topology_builtin_names(void)
 {

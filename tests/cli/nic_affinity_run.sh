@@ -28,7 +28,7 @@ grep -q '"nic_bytes": 2048,' "$tmp/relay.json" || fail "relay nic bytes: $(cat "
 
 # every dgx-h100 device needs a slice of every host's piece (scale benchmark g0005's shape)
 "$bin" run --shape 64,512,128 --dtype bf16 --src-mesh 2x8 --src-spec RS0R --src-devices 0-15 \
-    --dst-mesh 2x8 --dst-spec RRS10 --dst-devices 16-31 --topology dgx-h100 --hosts 4 \
+    --dst-mesh 2x8 --dst-spec RRS10 --dst-devices 16-31 --topology dgx-h100-rails --hosts 4 \
     --transport local --iters 1 --json >"$tmp/dgx.json" || fail "dgx run exited $?"
 grep -q '"wrong": 0,' "$tmp/dgx.json" || fail "dgx: $(cat "$tmp/dgx.json")"
 echo ok

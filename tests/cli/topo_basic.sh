@@ -17,7 +17,7 @@ grep -q '^# p3.8xlarge: 5 hosts x 4 devices = 20 devices; per host 1 NIC, in 10 
     "$tmp/out" || fail "summary line: $(tail -1 "$tmp/out")"
 
 "$bin" topo --list >"$tmp/list" || fail "--list exited $?"
-[ "$(tr '\n' ' ' <"$tmp/list")" = "p3.8xlarge dgx-a100 dgx-h100 cpu-testbed " ] ||
+[ "$(tr '\n' ' ' <"$tmp/list")" = "p3.8xlarge dgx-a100 dgx-h100 cpu-testbed dgx-a100-rails dgx-h100-rails " ] ||
     fail "--list: $(cat "$tmp/list")"
 
 for name in $(cat "$tmp/list"); do

@@ -12,7 +12,7 @@ prefix=(topo)
 # shellcheck source=lib/expect.bash
 source "$(dirname "$0")/lib/expect.bash"
 
-expect_bad "unknown topology 'foo' (built-in: p3.8xlarge, dgx-a100, dgx-h100, cpu-testbed)" \
+expect_bad "unknown topology 'foo' (built-in: p3.8xlarge, dgx-a100, dgx-h100, cpu-testbed, dgx-a100-rails, dgx-h100-rails)" \
     --topology foo
 expect_bad "cannot open '$tmp/none.topo'" --topology "$tmp/none.topo"
 expect_bad "--topology needs a value" --topology

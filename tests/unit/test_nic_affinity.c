@@ -104,11 +104,20 @@ static void test_round_trip_and_profiles(void **state)
         mc_topology_destroy(back);
         mc_topology_destroy(t);
     }
-    /* DGX: one NIC per GPU, rails; p3.8xlarge: the one NIC for all four */
+    /* DGX -rails: one NIC per GPU, rails; p3.8xlarge: the one NIC for all four; the plain
+     * DGX profiles pool their NICs (no map) */
+    for (int i = 0; i < 2; i++) {
+        mc_topology_t *t = NULL;
+        int nic = -1;
+        assert_int_equal(mc_topology_load(i ? "dgx-h100" : "dgx-a100", &t), MC_OK);
+        assert_int_equal(mc_topology_nic_of(t, 3, &nic), MC_ERR_NOT_FOUND);
+        mc_topology_destroy(t);
+    }
     const struct {
         const char *name;
         int device, nic, rails;
-    } cases[] = {{"dgx-a100", 13, 5, 1}, {"dgx-h100", 7, 7, 1}, {"p3.8xlarge", 6, 0, 0}};
+    } cases[] = {
+        {"dgx-a100-rails", 13, 5, 1}, {"dgx-h100-rails", 7, 7, 1}, {"p3.8xlarge", 6, 0, 0}};
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         mc_topology_t *t = NULL, *c = NULL;
         int nic = -1, rails = -1;

@@ -97,6 +97,8 @@ static void test_builtin_profiles(void **state)
         {"dgx-a100", 2, 8, 750e9, 2e-6, 300e9, 3e-6, 8, 200 * GBIT, 10e-6},
         {"dgx-h100", 2, 8, 1600e9, 2e-6, 450e9, 3e-6, 8, 400 * GBIT, 10e-6},
         {"cpu-testbed", 2, 4, 5e9, 1e-6, 2.5e9, 5e-6, 1, 1 * GBIT, 50e-6},
+        {"dgx-a100-rails", 2, 8, 750e9, 2e-6, 300e9, 3e-6, 8, 200 * GBIT, 10e-6},
+        {"dgx-h100-rails", 2, 8, 1600e9, 2e-6, 450e9, 3e-6, 8, 400 * GBIT, 10e-6},
     };
     size_t n = sizeof want / sizeof want[0];
     for (size_t i = 0; i < n; i++) {
@@ -416,7 +418,7 @@ static void test_load(void **state)
     assert_ptr_equal(t, sentinel);
     assert_string_equal(mc_last_error(),
                         "unknown topology 'foo' (built-in: p3.8xlarge, dgx-a100, dgx-h100, "
-                        "cpu-testbed)");
+                        "cpu-testbed, dgx-a100-rails, dgx-h100-rails)");
     assert_int_equal(mc_topology_load("/nonexistent/x.topo", &t), MC_ERR_NOT_FOUND);
     assert_non_null(strstr(mc_last_error(), "cannot open '/nonexistent/x.topo'"));
     assert_int_equal(mc_topology_load("", &t), MC_ERR_INVALID);
