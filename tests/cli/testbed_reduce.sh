@@ -61,7 +61,8 @@ for c in replicate shard; do
     done
 done
 grep -q "wrong results: 0$" "$tmp/pc/table.txt" 2>/dev/null || fail "some pre-combining result was wrong"
-"$src/benchmarks/testbed/bench-reduce" --ranks-per-host 3 2>"$tmp/bad"
+MESHCAST_BIN=$bin MPI_REDUCE_BIN=$tmp/mpi_reduce "$src/benchmarks/testbed/bench-reduce" --ranks-per-host 3 \
+    2>"$tmp/bad"
 [ $? -eq 2 ] && [ "$(wc -l <"$tmp/bad")" -eq 1 ] || fail "--ranks-per-host 3: not exit 2 with one line"
 ip netns list | grep -q "^${name}-" && fail "namespaces of '$name' left behind"
 compgen -G "/tmp/testbed-$name-*" >/dev/null && fail "mpirun's temporary files left behind"
