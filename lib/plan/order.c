@@ -26,17 +26,15 @@ static int cmp_key(const void *a, const void *b)
 mc_status_t mc_plan_order_rounds(mc_plan_t *plan)
 {
     const mc_topology_t *topo = plan->topo;
-    int64_t nhost = mc_topology_hosts(topo), n = plan->nflows, nedges = 0;
+    int64_t nhost = mc_topology_hosts(topo), n = plan->nflows;
     flow_key_t *keys = mc_calloc((size_t)n + 1, sizeof *keys);
     int64_t *out_host = mc_calloc((size_t)n + 1, sizeof *out_host);
     int64_t *in_host = mc_calloc((size_t)n + 1, sizeof *in_host);
     int64_t *out_rank = mc_calloc((size_t)nhost, sizeof *out_rank);
     int64_t *in_rank = mc_calloc((size_t)nhost, sizeof *in_rank);
     int64_t *pair_count = NULL;
-    mc_flow_t *flows = mc_calloc((size_t)n + 1, sizeof *flows);
-    mc_edge_t *edges = mc_calloc((size_t)plan->nedges + 1, sizeof *edges);
     mc_status_t s = MC_OK;
-    if (!keys || !out_host || !in_host || !out_rank || !in_rank || !flows || !edges) {
+    if (!keys || !out_host || !in_host || !out_rank || !in_rank) {
         s = MC_ERR_NOMEM;
         goto out;
     }
@@ -83,17 +81,9 @@ mc_status_t mc_plan_order_rounds(mc_plan_t *plan)
         keys[i] = (flow_key_t){(k << 40) | (rotation << 20) | sender, i};
     }
     qsort(keys, (size_t)n, sizeof *keys, cmp_key);
-    for (int64_t i = 0; i < n; i++) {
-        const mc_flow_t *f = &plan->flows[keys[i].index];
-        flows[i] = *f;
-        flows[i].edge0 = nedges;
-        memcpy(edges + nedges, plan->edges + f->edge0, (size_t)f->nedges * sizeof *edges);
-        nedges += f->nedges;
-    }
-    if (n > 0) {
-        memcpy(plan->flows, flows, (size_t)n * sizeof *flows);
-        memcpy(plan->edges, edges, (size_t)nedges * sizeof *edges);
-    }
+    for (int64_t i = 0; i < n; i++)
+        out_host[i] = keys[i].index; /* out_host is done with: it holds the new order */
+    s = mc_plan_permute_flows(plan, out_host);
 out:
     free(keys);
     free(out_host);
@@ -101,7 +91,31 @@ out:
     free(out_rank);
     free(in_rank);
     free(pair_count);
+    return s;
+}
+
+mc_status_t mc_plan_permute_flows(mc_plan_t *plan, const int64_t *index)
+{
+    int64_t n = plan->nflows, nedges = 0;
+    mc_flow_t *flows = mc_calloc((size_t)n + 1, sizeof *flows);
+    mc_edge_t *edges = mc_calloc((size_t)plan->nedges + 1, sizeof *edges);
+    if (!flows || !edges) {
+        free(flows);
+        free(edges);
+        return MC_ERR_NOMEM;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const mc_flow_t *f = &plan->flows[index[i]];
+        flows[i] = *f;
+        flows[i].edge0 = nedges;
+        memcpy(edges + nedges, plan->edges + f->edge0, (size_t)f->nedges * sizeof *edges);
+        nedges += f->nedges;
+    }
+    if (n > 0) { /* an empty plan may have no arrays to copy into */
+        memcpy(plan->flows, flows, (size_t)n * sizeof *flows);
+        memcpy(plan->edges, edges, (size_t)nedges * sizeof *edges);
+    }
     free(flows);
     free(edges);
-    return s;
+    return MC_OK;
 }

@@ -9,7 +9,6 @@
  * all-to-all rotation of order.c pairs hosts as well only when every host pair has as many
  * flows. A flow is keyed by its first NIC crossing; the others spread one per round. */
 #include <stdlib.h>
-#include <string.h>
 #include "plan_internal.h"
 #include "util/util.h"
 
@@ -59,31 +58,6 @@ static int cmp_round(const void *a, const void *b)
     if (x->round != y->round)
         return x->round < y->round ? -1 : 1;
     return (x->index > y->index) - (x->index < y->index);
-}
-
-/* Rewrites the plan's flows (and their edges) in the keys' order. */
-static mc_status_t apply_order(mc_plan_t *plan, const round_key_t *keys)
-{
-    int64_t n = plan->nflows, nedges = 0;
-    mc_flow_t *flows = mc_calloc((size_t)n + 1, sizeof *flows);
-    mc_edge_t *edges = mc_calloc((size_t)plan->nedges + 1, sizeof *edges);
-    if (!flows || !edges) {
-        free(flows);
-        free(edges);
-        return MC_ERR_NOMEM;
-    }
-    for (int64_t i = 0; i < n; i++) {
-        const mc_flow_t *f = &plan->flows[keys[i].index];
-        flows[i] = *f;
-        flows[i].edge0 = nedges;
-        memcpy(edges + nedges, plan->edges + f->edge0, (size_t)f->nedges * sizeof *edges);
-        nedges += f->nedges;
-    }
-    memcpy(plan->flows, flows, (size_t)n * sizeof *flows);
-    memcpy(plan->edges, edges, (size_t)nedges * sizeof *edges);
-    free(flows);
-    free(edges);
-    return MC_OK;
 }
 
 mc_status_t mc_plan_order_matchings(mc_plan_t *plan, int maximum, int64_t *rounds)
@@ -153,7 +127,9 @@ mc_status_t mc_plan_order_matchings(mc_plan_t *plan, int maximum, int64_t *round
         }
     }
     qsort(keys, (size_t)n, sizeof *keys, cmp_round);
-    s = apply_order(plan, keys);
+    for (int64_t i = 0; i < n; i++)
+        pair[i] = keys[i].index; /* pair is done with: it holds the new order */
+    s = mc_plan_permute_flows(plan, pair);
     if (!s && rounds)
         *rounds = round;
 done:

@@ -101,6 +101,9 @@ void mc_reduce_tree_free(mc_reduce_tree_t *t);
 /* The reducer of a reduction flow (-1 for a copy flow). */
 int64_t mc_flow_reducer(const mc_plan_t *plan, const mc_flow_t *f);
 
+/* Rewrites the flows (and their edges) so that flow i is the old flow index[i]
+ * (lib/plan/order.c). */
+mc_status_t mc_plan_permute_flows(mc_plan_t *plan, const int64_t *index);
 /* Reorders flows like the rounds of an all-to-all (lib/plan/order.c). */
 mc_status_t mc_plan_order_rounds(mc_plan_t *plan);
 /* Reorders flows in rounds that are matchings of sending and receiving hosts, the busiest
