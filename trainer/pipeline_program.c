@@ -428,3 +428,20 @@ void tr_program_xfer_name(const xfer_t *x, char *buf, size_t len)
         snprintf(edge, sizeof(edge), "skip%d ", x->edge);
     snprintf(buf, len, "%s%s %d->%d mb%d", edge, x->grad ? "grad" : "act", x->from, x->to, x->mb);
 }
+
+void tr_program_trace_span(FILE *f, const char *name, const char *cat, int wait, int async, int id,
+                           int pid, double ts, double dur, int step)
+{
+    if (async)
+        fprintf(f,
+                ",\n{\"name\":\"%s\",\"cat\":\"reshard\",\"ph\":\"b\",\"id\":%d,\"pid\":%d,"
+                "\"tid\":1,\"ts\":%.3f,\"args\":{\"step\":%d}},\n"
+                "{\"name\":\"%s\",\"cat\":\"reshard\",\"ph\":\"e\",\"id\":%d,\"pid\":%d,"
+                "\"tid\":1,\"ts\":%.3f}",
+                name, id, pid, ts, step, name, id, pid, ts + dur);
+    else
+        fprintf(f,
+                ",\n{\"name\":\"%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,"
+                "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"step\":%d}}",
+                wait ? "wait " : "", name, cat, pid, ts, dur, step);
+}

@@ -16,6 +16,7 @@
 #include "meshcast/meshcast.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 typedef struct {
     int first, last, rank; /* layers [first, last) */
@@ -103,5 +104,11 @@ int tr_program_stage_of_layer(const stage_t *stages, int nstages, int layer);
 void tr_program_compute_name(const mc_sched_action_t *a, const instr_t *in, char *buf, size_t len);
 void tr_program_bucket_name(const tr_bucket *b, char *buf, size_t len);
 void tr_program_xfer_name(const xfer_t *x, char *buf, size_t len);
+/* Writes one Chrome-trace span (after a previous event, so it starts with a comma), as the
+ * executor's and the simulator's traces both do: async (a b/e pair with id on tid 1, category
+ * reshard) for reshards and bucket sums, otherwise a complete event on tid 0 in category cat,
+ * its name after "wait " when wait is set. */
+void tr_program_trace_span(FILE *f, const char *name, const char *cat, int wait, int async, int id,
+                           int pid, double ts, double dur, int step);
 
 #endif

@@ -45,22 +45,12 @@ static void write_event(const tr_pipe *p, FILE *f, const event_t *e, double t0, 
     } else {
         tr_program_xfer_name(&p->x[e->index], name, sizeof(name));
     }
-    if (async) /* reshards and bucket sums: from the start to when the rank saw it done */
-        fprintf(f,
-                ",\n{\"name\":\"%s\",\"cat\":\"reshard\",\"ph\":\"b\",\"id\":%d,\"pid\":%d,"
-                "\"tid\":1,\"ts\":%.3f,\"args\":{\"step\":%d}},\n"
-                "{\"name\":\"%s\",\"cat\":\"reshard\",\"ph\":\"e\",\"id\":%d,\"pid\":%d,"
-                "\"tid\":1,\"ts\":%.3f}",
-                name, id, e->rank, ts, e->step, name, id, e->rank, ts + dur);
-    else
-        fprintf(f,
-                ",\n{\"name\":\"%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,"
-                "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"step\":%d}}",
-                e->kind == EV_WAIT ? "wait " : "", name,
-                e->kind == EV_WAIT || e->kind == EV_DP_WAIT ? "wait"
-                : e->kind == EV_COMPUTE                     ? "compute"
-                                                            : "step",
-                e->rank, ts, dur, e->step);
+    /* reshards and bucket sums are async: from the start to when the rank saw it done */
+    tr_program_trace_span(f, name,
+                          e->kind == EV_WAIT || e->kind == EV_DP_WAIT ? "wait"
+                          : e->kind == EV_COMPUTE                     ? "compute"
+                                                                      : "step",
+                          e->kind == EV_WAIT, async, id, e->rank, ts, dur, e->step);
 }
 
 /* The run's shape, so that the step simulator can read per-op costs from the trace

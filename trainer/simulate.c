@@ -503,22 +503,11 @@ int tr_sim_write_trace(const tr_sim *s, FILE *f)
         } else {
             tr_program_xfer_name(&s->g.x[e->index], name, sizeof(name));
         }
-        if (async)
-            fprintf(f,
-                    ",\n{\"name\":\"%s\",\"cat\":\"reshard\",\"ph\":\"b\",\"id\":%d,\"pid\":%d,"
-                    "\"tid\":1,\"ts\":%.3f,\"args\":{\"step\":0}},\n"
-                    "{\"name\":\"%s\",\"cat\":\"reshard\",\"ph\":\"e\",\"id\":%d,\"pid\":%d,"
-                    "\"tid\":1,\"ts\":%.3f}",
-                    name, i, pid, ts, name, i, pid, ts + dur);
-        else
-            fprintf(f,
-                    ",\n{\"name\":\"%s%s\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":0,"
-                    "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"step\":0}}",
-                    e->kind == SE_WAIT ? "wait " : "", name,
-                    e->kind == SE_WAIT || e->kind == SE_DP_WAIT ? "wait"
-                    : e->kind == SE_COMPUTE                     ? "compute"
-                                                                : "step",
-                    pid, ts, dur);
+        tr_program_trace_span(f, name,
+                              e->kind == SE_WAIT || e->kind == SE_DP_WAIT ? "wait"
+                              : e->kind == SE_COMPUTE                     ? "compute"
+                                                                          : "step",
+                              e->kind == SE_WAIT, async, i, pid, ts, dur, 0);
     }
     fprintf(f, "\n]}\n");
     return ferror(f) ? -1 : 0;
