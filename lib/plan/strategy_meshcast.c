@@ -82,7 +82,8 @@ enum {
     POLICY_REDUCE_SCATTER_HOST_COARSE, /* and with one stripe per host */
     POLICY_REDUCE_HIERARCHICAL_HOST_COARSE,
     /* tried last, against the others' refined plans */
-    POLICY_HOST_SCATTER /* per needing host, each a star from the host it enters first */
+    POLICY_HOST_SCATTER,    /* per needing host, each a star from the host it enters first */
+    POLICY_HOST_SCATTER_MIX /* the same, each crossing from a holder or that host */
 };
 
 typedef struct {
@@ -95,13 +96,15 @@ typedef struct {
     int64_t *served;  /* hosts the current stripe reached, in order */
     int64_t *order;   /* needing host runs, rotated per stripe */
     int64_t *relayed; /* per device: flow + 1 it relays over the rails (rail_relay) */
+    int overlap;      /* pick_sender: a relay's NIC sends while the stripe comes in */
 } ctx_t;
 
 /* Sender for the next host crossing of a stripe: among the holder hosts (ready at 0) and
  * the hosts the stripe already reached (served[0..nserved), host ids), the one whose copy
  * the α–β model sees leave first: its ready time plus its NIC egress so far over the NIC
- * rate. From a holder host its least-loaded holder, from a relay host the device that got
- * it; *host gets the sending host. */
+ * rate (with c->overlap the later of the two: a relay's NIC sends its other stripes while
+ * this one comes in). From a holder host its least-loaded holder, from a relay host the device that
+ * got it; *host gets the sending host. */
 static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, int nn, const int64_t *served,
                            int nserved, int64_t to, int64_t *host)
 {
@@ -115,7 +118,8 @@ static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, int nn, const 
         }
     }
     for (int i = 0; i < nserved; i++) {
-        double t = c->ready[served[i]] + c->loads.host_send[served[i]] * inv;
+        double busy = c->loads.host_send[served[i]] * inv, ready = c->ready[served[i]];
+        double t = c->overlap ? fmax(ready, busy) : ready + busy;
         if (t < best_t) {
             best = served[i];
             best_t = t;
@@ -270,8 +274,10 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
             const int64_t *needers = p->needers + g->first;
             int64_t via, to = mc_least_loaded(needers, g->count, c->loads.dev_nic_recv);
             int64_t from;
-            if (host_scatter && j > 0) /* a star from the host the stripe entered first */
+            if (host_scatter == 1 && j > 0) /* a star from the host the stripe entered first */
                 from = c->entry[via = c->served[0]];
+            else if (host_scatter == 2 && j > 0) /* from that host or a holder */
+                from = pick_sender(c, p, nh, nn, c->served, 1, to, &via);
             else
                 from = pick_sender(c, p, nh, nn, c->served, j, to, &via);
             if ((s = rail_relay(c, p, from, to, bytes, &from)))
@@ -312,7 +318,7 @@ static mc_status_t plan_direct(ctx_t *c, int64_t i)
 static mc_status_t build(mc_plan_t *plan, int policy)
 {
     const mc_pieces_t *ps = plan->pieces;
-    ctx_t c = {.plan = plan};
+    ctx_t c = {.plan = plan, .overlap = policy == POLICY_HOST_SCATTER_MIX};
     int64_t most = 1, nhost = mc_topology_hosts(plan->topo), *by_size = NULL;
     for (int64_t i = 0; i < ps->npieces; i++) {
         if (ps->pieces[i].nholders > most)
@@ -358,10 +364,13 @@ static mc_status_t build(mc_plan_t *plan, int policy)
                     : plan_piece(&c, by_size[k], k, policy != POLICY_PER_HOLDER,
                                  policy == POLICY_FINE           ? FINE_STRIPE_BYTES
                                  : policy == POLICY_SCATTER      ? scatter_stripe
-                                 : policy == POLICY_HOST_SCATTER ? host_stripe
+                                 : policy >= POLICY_HOST_SCATTER ? host_stripe
                                                                  : MIN_STRIPE_BYTES,
                                  policy == POLICY_MULTIPATH || policy == POLICY_SCATTER,
-                                 policy == POLICY_SCATTER, policy == POLICY_HOST_SCATTER);
+                                 policy == POLICY_SCATTER,
+                                 policy == POLICY_HOST_SCATTER       ? 1
+                                 : policy == POLICY_HOST_SCATTER_MIX ? 2
+                                                                     : 0);
     if (!s)
         s = mc_plan_order_rounds(plan);
 out:
@@ -399,9 +408,9 @@ static int per_needer_differs(const mc_plan_t *plan)
 /* Candidates screened within this factor of the best so far are simulated in full. */
 #define SCREEN_SLACK 1.10
 
-/* Most candidates a plan judges (14 policies, then 13 again with SECOND_CAP), remembered to skip
+/* Most candidates a plan judges (15 policies, then 14 again with SECOND_CAP), remembered to skip
  * repeats. */
-#define MAX_SEEN 28
+#define MAX_SEEN 30
 /* The chunk cap of the candidates' second round, which a plan gets when its estimate is more
  * than REFINE_ABOVE_BOUND times the bound and REFINE_ABOVE_FLOOR times its own floor (busiest
  * port, longest path): smaller chunks only cut the pipeline fill between the two, and each
@@ -858,10 +867,11 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         s = try_chunk_cap(plan, &best);
     /* host scatter last, against the refined plans: its stripes are small already, and as a
      * first-round candidate it won plans that the others' refinement would have beaten */
-    if (!s && best.full > 1.001 * plan->stats.lower_bound_s && host_scatter_differs(plan))
-        s = try_policy(plan, POLICY_HOST_SCATTER, 0, &best);
-    if (!s && refine && best.full > 1.001 * plan->stats.lower_bound_s && host_scatter_differs(plan))
-        s = try_policy(plan, POLICY_HOST_SCATTER, SECOND_CAP, &best);
+    int hs = !s && host_scatter_differs(plan);
+    for (int policy = POLICY_HOST_SCATTER; policy <= POLICY_HOST_SCATTER_MIX && hs && !s; policy++)
+        for (int64_t cap = 0; cap <= (refine ? SECOND_CAP : 0) && !s; cap += SECOND_CAP)
+            if (best.full > 1.001 * plan->stats.lower_bound_s)
+                s = try_policy(plan, policy, cap, &best);
     if (!s && best.full > REFINE_ABOVE_FLOOR * floor)
         s = try_matchings(plan, &best);
     plan->stats.estimate_s = best.full;
