@@ -49,6 +49,11 @@
  * cost model a smaller stripe only shortens the pipeline (g0172 of the scale benchmark:
  * 1.214 of the bound at 16 KiB, 1.055 at 4 KiB). */
 #define HOST_SCATTER_STRIPE_BYTES (4 << 10)
+/* Host scatter's cost: its stripes grow so that they make at most this many deliveries (a
+ * stripe to a needer: an edge to simulate), about the edges of its largest plans on the
+ * scale benchmark that still gain (g0172: 65,016); g0014 of seed 3 (256 MiB to 127 devices)
+ * made 504k at 64 KiB and took 1.1 s. */
+#define HOST_SCATTER_MAX_DELIVERIES 131072
 /* Scatter's cost: stripes grow so that the tensor makes at most SCATTER_MAX_STRIPES (each a
  * flow to simulate, with an edge per needer), and it is tried up to SCATTER_MAX_PIECES pieces
  * (above, the other candidates' simulations already fill the plan time: 8,192 pieces in
@@ -344,14 +349,18 @@ static mc_status_t build(mc_plan_t *plan, int policy)
     }
     /* scatter's least stripe: SCATTER_STRIPE_BYTES, or larger so that the tensor makes at
      * most SCATTER_MAX_STRIPES stripes */
-    double total = 0;
-    for (int64_t i = 0; i < ps->npieces; i++)
+    double total = 0, delivered = 0;
+    for (int64_t i = 0; i < ps->npieces; i++) {
         total += (double)ps->pieces[i].bytes;
+        delivered += (double)ps->pieces[i].bytes * (double)ps->pieces[i].nneeders;
+    }
     int64_t scatter_stripe = SCATTER_STRIPE_BYTES, host_stripe = HOST_SCATTER_STRIPE_BYTES;
     if (total / SCATTER_MAX_STRIPES > (double)scatter_stripe)
         scatter_stripe = (int64_t)(total / SCATTER_MAX_STRIPES);
     if (total / SCATTER_MAX_STRIPES > (double)host_stripe)
         host_stripe = (int64_t)(total / SCATTER_MAX_STRIPES);
+    if (delivered / HOST_SCATTER_MAX_DELIVERIES > (double)host_stripe)
+        host_stripe = (int64_t)(delivered / HOST_SCATTER_MAX_DELIVERIES);
     /* most plans have about one flow and edge per (piece, needer): reserve that up front */
     if ((s = mc_grow((void **)&plan->flows, &plan->flows_cap, plan->flows_cap, sizeof *plan->flows,
                      ps->npieces + 1, "the plan's flows")) ||
