@@ -45,8 +45,8 @@ typedef struct {
     mc_sender_choice_t sums_sender;
     const char *topology; /* NULL: cpu-testbed with one host per rank, as the executor; else a
                            * profile or file, one rank per device, hosts filled in order */
-    tr_sim_costs costs; /* costs.comm > 0: every reshard holds its sides that long instead */
-    double speed; /* every cost but the reshards this many times smaller (0 counts as 1) */
+    tr_sim_costs costs;   /* costs.comm > 0: every reshard holds its sides that long instead */
+    double speed;         /* every cost but the reshards this many times smaller (0 counts as 1) */
 } tr_sim_config;
 
 typedef struct {
