@@ -87,8 +87,9 @@ enum {
     POLICY_REDUCE_SCATTER_HOST_COARSE, /* and with one stripe per host */
     POLICY_REDUCE_HIERARCHICAL_HOST_COARSE,
     /* tried last, against the others' refined plans */
-    POLICY_HOST_SCATTER,    /* per needing host, each a star from the host it enters first */
-    POLICY_HOST_SCATTER_MIX /* the same, each crossing from a holder or that host */
+    POLICY_HOST_SCATTER,       /* per needing host, each a star from the host it enters first */
+    POLICY_HOST_SCATTER_MIX,   /* the same, each crossing from a holder or that host */
+    POLICY_HOST_SCATTER_DIRECT /* the same, each crossing from a holder */
 };
 
 typedef struct {
@@ -283,6 +284,8 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
                 from = c->entry[via = c->served[0]];
             else if (host_scatter == 2 && j > 0) /* from that host or a holder */
                 from = pick_sender(c, p, nh, nn, c->served, 1, to, &via);
+            else if (host_scatter == 3) /* from a holder: the holders' NICs are enough */
+                from = pick_sender(c, p, nh, nn, c->served, 0, to, &via);
             else
                 from = pick_sender(c, p, nh, nn, c->served, j, to, &via);
             if ((s = rail_relay(c, p, from, to, bytes, &from)))
@@ -377,9 +380,10 @@ static mc_status_t build(mc_plan_t *plan, int policy)
                                                                  : MIN_STRIPE_BYTES,
                                  policy == POLICY_MULTIPATH || policy == POLICY_SCATTER,
                                  policy == POLICY_SCATTER,
-                                 policy == POLICY_HOST_SCATTER       ? 1
-                                 : policy == POLICY_HOST_SCATTER_MIX ? 2
-                                                                     : 0);
+                                 policy == POLICY_HOST_SCATTER          ? 1
+                                 : policy == POLICY_HOST_SCATTER_MIX    ? 2
+                                 : policy == POLICY_HOST_SCATTER_DIRECT ? 3
+                                                                        : 0);
     if (!s)
         s = mc_plan_order_rounds(plan);
 out:
@@ -417,9 +421,9 @@ static int per_needer_differs(const mc_plan_t *plan)
 /* Candidates screened within this factor of the best so far are simulated in full. */
 #define SCREEN_SLACK 1.10
 
-/* Most candidates a plan judges (15 policies, then 14 again with SECOND_CAP), remembered to skip
+/* Most candidates a plan judges (16 policies, then 15 again with SECOND_CAP), remembered to skip
  * repeats. */
-#define MAX_SEEN 30
+#define MAX_SEEN 32
 /* The chunk cap of the candidates' second round, which a plan gets when its estimate is more
  * than REFINE_ABOVE_BOUND times the bound and REFINE_ABOVE_FLOOR times its own floor (busiest
  * port, longest path): smaller chunks only cut the pipeline fill between the two, and each
@@ -877,7 +881,8 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     /* host scatter last, against the refined plans: its stripes are small already, and as a
      * first-round candidate it won plans that the others' refinement would have beaten */
     int hs = !s && host_scatter_differs(plan);
-    for (int policy = POLICY_HOST_SCATTER; policy <= POLICY_HOST_SCATTER_MIX && hs && !s; policy++)
+    for (int policy = POLICY_HOST_SCATTER; policy <= POLICY_HOST_SCATTER_DIRECT && hs && !s;
+         policy++)
         for (int64_t cap = 0; cap <= (refine ? SECOND_CAP : 0) && !s; cap += SECOND_CAP)
             if (best.full > 1.001 * plan->stats.lower_bound_s)
                 s = try_policy(plan, policy, cap, &best);
