@@ -129,6 +129,10 @@ mc_status_t mc_plan_count(mc_plan_t *plan);
 mc_status_t mc_crossbar_edges(const mc_plan_t *plan, char **slow);
 /* Event-driven α–β simulation of the plan; returns seconds. */
 mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds);
+/* The same, but once the estimate is sure to exceed limit (a port's remaining transfers
+ * cannot end by then) it stops and returns a floor under the estimate that exceeds limit:
+ * a candidate that cannot win need not be simulated to the end. */
+mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double *seconds);
 /* A floor under mc_plan_simulate's estimate, without simulating: the longest of the
  * busiest port's transfer time (a port serves one chunk at a time), every root-to-edge
  * path's latencies plus the flow's bytes over the path's slowest hop (every chunk crosses

@@ -25,6 +25,7 @@
  * message, whatever its size: waking the receiver, matching, bookkeeping). A NIC edge
  * between crossbar hosts (lib/plan/crossbar.c) runs at the crossbar efficiency times the
  * NIC rate. */
+#include <math.h>
 #include <stdlib.h>
 #include "heap.h"
 #include "plan_internal.h"
@@ -71,6 +72,9 @@ typedef struct {
     double machine_msg;  /* machine seconds per intra-host chunk */
     int64_t seq;
     double makespan;
+    double *work; /* per resource: seconds of transfers it has yet to start */
+    double limit; /* stop once the makespan is sure to exceed this */
+    int stopped;  /* ... which happened: makespan holds a floor above limit */
 } sim_t;
 
 static int64_t nchunks(const mc_flow_t *f)
@@ -158,6 +162,15 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
     s->busy[r] = 1;
     if (arrival > s->makespan)
         s->makespan = arrival;
+    /* both ports serve their other transfers one at a time after this one */
+    s->work[r] -= bytes * e->inv_bw;
+    s->work[e->r_recv] -= bytes * e->inv_bw;
+    double rest = s->work[r] > s->work[e->r_recv] ? s->work[r] : s->work[e->r_recv];
+    if (busy_until + rest > s->limit || s->makespan > s->limit) {
+        s->stopped = 1;
+        s->makespan = busy_until + rest > s->makespan ? busy_until + rest : s->makespan;
+        return MC_OK;
+    }
     if ((st = push_event(s, busy_until, EV_FREE, r, 0)))
         return st;
     if (e->join >= 0)
@@ -220,6 +233,8 @@ static mc_status_t build_edges(sim_t *s)
                 e->inv_bw = 1.0 / intra.bandwidth;
                 e->host = mc_topology_host_of(topo, pe->from);
             }
+            s->work[e->r_send] += (double)f->bytes * e->inv_bw;
+            s->work[e->r_recv] += (double)f->bytes * e->inv_bw;
         }
     }
     int64_t off = 0;
@@ -416,9 +431,15 @@ mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds)
 
 mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
 {
+    return mc_plan_simulate_within(plan, INFINITY, seconds);
+}
+
+mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double *seconds)
+{
     int64_t ndev = mc_topology_devices(plan->topo), nhost = mc_topology_hosts(plan->topo);
     int64_t nres = 2 * ndev + 2 * nhost * mc_topology_nic_ports(plan->topo);
-    sim_t s = {.plan = plan};
+    /* the floor is compared with a margin for the rounding of the work sums */
+    sim_t s = {.plan = plan, .limit = (limit - plan->topo->reshard_s) * (1 + 1e-9)};
     mc_status_t st = MC_OK;
     s.edges = mc_calloc((size_t)plan->nedges + 1, sizeof *s.edges);
     s.children = mc_calloc((size_t)plan->nedges + 1, sizeof *s.children);
@@ -426,11 +447,12 @@ mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
     s.free_at = mc_calloc((size_t)nres, sizeof *s.free_at);
     s.busy = mc_calloc((size_t)nres, 1);
     s.host_free = mc_calloc((size_t)nhost, sizeof *s.host_free);
+    s.work = mc_calloc((size_t)nres, sizeof *s.work);
     double host_bw = mc_topology_host_bandwidth(plan->topo);
     s.inv_host = host_bw > 0 ? 1.0 / host_bw : 0;
     s.inv_machine = plan->topo->machine_bw > 0 ? 1.0 / plan->topo->machine_bw : 0;
     s.machine_msg = plan->topo->machine_msg_s;
-    if (!s.edges || !s.children || !s.waiting || !s.free_at || !s.busy || !s.host_free) {
+    if (!s.edges || !s.children || !s.waiting || !s.free_at || !s.busy || !s.host_free || !s.work) {
         st = MC_ERR_NOMEM;
         goto out;
     }
@@ -447,10 +469,10 @@ mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
                 goto out;
         }
     }
-    for (int64_t r = 0; r < nres; r++)
+    for (int64_t r = 0; r < nres && !s.stopped; r++)
         if ((st = try_start(&s, r, 0.0)))
             goto out;
-    while (s.events.n > 0) {
+    while (s.events.n > 0 && !s.stopped) {
         mc_heap_item_t ev = mc_heap_pop(&s.events);
         int64_t id = ev.a / EV_TYPES;
         if (ev.a % EV_TYPES == EV_FREE) {
@@ -468,7 +490,7 @@ mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
     double copies = 0;
     if ((st = copy_time(plan, &copies)))
         goto out;
-    *seconds = s.makespan > copies ? s.makespan : copies;
+    *seconds = s.makespan > copies || s.stopped ? s.makespan : copies;
     if (*seconds > 0) /* a reshard's fixed cost, once whatever its hops */
         *seconds += plan->topo->reshard_s;
 out:
@@ -481,6 +503,7 @@ out:
     free(s.free_at);
     free(s.busy);
     free(s.host_free);
+    free(s.work);
     free(s.joins);
     free(s.join_children);
     free(s.join_counts);

@@ -402,6 +402,8 @@ typedef struct {
                                 was not screened; infinite for a repeat */
     double screened;         /* best screened estimate so far */
     double full;             /* the kept plan's full estimate */
+    double slack;            /* last is compared with slack times full later (SECOND_SLACK in
+                                a first round that may be refined, else 1) */
     uint64_t seen[MAX_SEEN]; /* fingerprints of the candidates judged so far */
     int nseen;
 } best_t;
@@ -436,7 +438,7 @@ static uint64_t fingerprint(const mc_plan_t *plan)
  * plan's own estimate: when no flow had more chunks, or when capping would save less than
  * half of the chunk transfers (screening would then cost about a full simulation, so the plan
  * is simulated in full at once). */
-static mc_status_t screen(mc_plan_t *plan, double *seconds, int *exact)
+static mc_status_t screen(mc_plan_t *plan, double limit, double *seconds, int *exact)
 {
     int64_t elem = plan->pieces->elem_size;
     int64_t *saved = mc_calloc((size_t)plan->nflows + 1, sizeof *saved);
@@ -455,7 +457,7 @@ static mc_status_t screen(mc_plan_t *plan, double *seconds, int *exact)
     *exact = 2 * capped >= full;
     for (int64_t i = 0; i < plan->nflows && *exact; i++)
         plan->flows[i].chunk_bytes = saved[i];
-    mc_status_t s = mc_plan_simulate(plan, seconds);
+    mc_status_t s = mc_plan_simulate_within(plan, limit, seconds);
     for (int64_t i = 0; i < plan->nflows; i++)
         plan->flows[i].chunk_bytes = saved[i];
     free(saved);
@@ -482,7 +484,12 @@ static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
     best->last = floor;
     if (s || floor >= best->full)
         return s;
-    if (!(s = screen(cand, &screened, &exact)))
+    /* a screened estimate above both thresholds it meets (here and in the second round) is
+     * not needed exactly: the simulation may stop there */
+    double limit = SCREEN_SLACK * best->screened;
+    if (limit < best->slack * best->full)
+        limit = best->slack * best->full;
+    if (!(s = screen(cand, limit, &screened, &exact)))
         best->last = screened;
     if (s || screened > SCREEN_SLACK * best->screened)
         return s;
@@ -491,7 +498,7 @@ static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
     if (exact)
         full = screened;
     else
-        s = mc_plan_simulate(cand, &full);
+        s = mc_plan_simulate_within(cand, best->full, &full);
     if (!s && full < best->full) {
         best->full = full;
         *keep = 1;
@@ -652,7 +659,8 @@ static mc_status_t try_smaller_chunks(mc_plan_t *plan, best_t *best)
             break;
         for (int64_t i = 0; i < plan->nflows; i++)
             after += plan->flows[i].chunk_bytes;
-        if (after == before || (s = mc_plan_simulate(plan, &t)) || t >= best->full)
+        if (after == before || (s = mc_plan_simulate_within(plan, best->full, &t)) ||
+            t >= best->full)
             break; /* at the least chunk already, or no faster */
         best->full = t;
         scale /= 2;
@@ -684,7 +692,7 @@ static mc_status_t try_chunk_cap(mc_plan_t *plan, best_t *best)
         plan->chunk_cap = cap;
         if ((s = mc_plan_set_chunks(plan)) || chunk_sum(plan) == before)
             continue; /* no flow had chunks above the cap: try the next */
-        if ((s = mc_plan_simulate(plan, &t)) || t >= best->full)
+        if ((s = mc_plan_simulate_within(plan, best->full, &t)) || t >= best->full)
             break;
         best->full = t;
         kept = cap;
@@ -720,7 +728,7 @@ static mc_status_t try_order(mc_plan_t *plan, int maximum, best_t *best)
         memcpy(alt.flows, plan->flows, (size_t)plan->nflows * sizeof *alt.flows);
         memcpy(alt.edges, plan->edges, (size_t)plan->nedges * sizeof *alt.edges);
         if (!(s = mc_plan_order_matchings(&alt, maximum, NULL)))
-            s = mc_plan_simulate(&alt, &t);
+            s = mc_plan_simulate_within(&alt, best->full, &t);
     }
     if (!s && t < best->full) {
         mc_flow_t *f = plan->flows;
@@ -761,7 +769,7 @@ static mc_status_t try_matchings(mc_plan_t *plan, best_t *best)
  * plan->stats. */
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
 {
-    best_t best = {.screened = INFINITY, .full = INFINITY};
+    best_t best = {.screened = INFINITY, .full = INFINITY, .slack = 1};
     int keep;
     mc_status_t s = MC_OK;
     if (plan->pieces->naddends > 1) {
@@ -786,6 +794,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
                                                             : POLICY_BROADCAST_LB_SIZE;
     double first[POLICY_BROADCAST_LB_ORDER + 1];
     first[POLICY_PER_HOLDER] = first[POLICY_PER_NEEDER] = best.full;
+    best.slack = plan->pieces->npieces <= REFINE_MAX_PIECES ? SECOND_SLACK : 1;
     for (int policy = POLICY_FINE; policy <= last && !s; policy++) {
         first[policy] = INFINITY;
         if (best.full > 1.001 * plan->stats.lower_bound_s &&
@@ -804,6 +813,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         s = mc_plan_floor(plan, &floor);
     int refine =
         best.full > REFINE_ABOVE_FLOOR * floor && plan->pieces->npieces <= REFINE_MAX_PIECES;
+    best.slack = 1;
     for (int policy = POLICY_PER_HOLDER; policy <= last && !s && refine; policy++)
         if (first[policy] <= SECOND_SLACK * best.full)
             s = try_policy(plan, policy, SECOND_CAP, &best);
