@@ -86,13 +86,20 @@ void mc_heap_peek_start(const mc_heap_t *h, mc_heap_peek_t *it)
 {
     it->n = 0;
     it->visited = 0;
+    it->last = -1;
     if (h->n > 0)
         frontier_push(h, it, 0);
 }
 
 int64_t mc_heap_peek_next(const mc_heap_t *h, mc_heap_peek_t *it)
 {
-    if (it->n == 0 || it->visited == MC_HEAP_PEEK)
+    if (it->visited == MC_HEAP_PEEK)
+        return -1;
+    /* the last item's children join the frontier only now: most lookaheads stop at the
+     * first item */
+    for (int64_t c = 2 * it->last + 1; it->last >= 0 && c <= 2 * it->last + 2 && c < h->n; c++)
+        frontier_push(h, it, c);
+    if (it->n == 0)
         return -1;
     int64_t top = it->idx[0];
     it->idx[0] = it->idx[--it->n];
@@ -110,8 +117,7 @@ int64_t mc_heap_peek_next(const mc_heap_t *h, mc_heap_peek_t *it)
         i = c;
     }
     it->visited++;
-    for (int64_t c = 2 * top + 1; c <= 2 * top + 2 && c < h->n; c++)
-        frontier_push(h, it, c);
+    it->last = top;
     return top;
 }
 

@@ -28,6 +28,7 @@ mc_heap_item_t mc_heap_remove(mc_heap_t *h, int64_t i);
 typedef struct {
     int64_t idx[MC_HEAP_PEEK + 2]; /* unvisited children of visited items, a heap */
     int n, visited;
+    int64_t last; /* the item returned last, whose children are not in idx yet; -1 none */
 } mc_heap_peek_t;
 void mc_heap_peek_start(const mc_heap_t *h, mc_heap_peek_t *it);
 int64_t mc_heap_peek_next(const mc_heap_t *h, mc_heap_peek_t *it);

@@ -118,8 +118,8 @@ static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, int nn, const 
      * and its needers, which got it already): the one whose NIC the α–β model sees free
      * first, a rail crossing counted as one more NIC latency */
     if (mc_topology_nics_per_host(c->plan->topo) < 2 ||
-        mc_topology_nic_of(c->plan->topo, from, &(int){0}) != MC_OK)
-        return from; /* pooled, or one NIC: as before */
+        mc_topology_nic_index(c->plan->topo, from) < 0)
+        return from; /* pooled, or one NIC: as before (nic_index, not nic_of: no error text) */
     if (run)
         from = mc_least_nic_sender(c->plan->topo, &c->loads, p->holders + run->first, run->count,
                                    from, to);
