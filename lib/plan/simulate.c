@@ -35,7 +35,7 @@
 enum { EV_READY, EV_FREE, EV_JOIN, EV_TYPES };
 
 typedef struct {
-    int64_t flow;
+    int64_t bytes, chunk;   /* its flow's bytes and chunk_bytes, here to spare a lookup */
     int64_t r_send, r_recv; /* resource indices */
     double latency, inv_bw;
     int64_t host;           /* host whose shared bandwidth the chunk uses; -1 for none */
@@ -82,10 +82,10 @@ static int64_t nchunks(const mc_flow_t *f)
     return (f->bytes + f->chunk_bytes - 1) / f->chunk_bytes;
 }
 
-static double chunk_bytes(const mc_flow_t *f, int64_t k)
+static double chunk_bytes(const sim_edge_t *e, int64_t k)
 {
-    int64_t rest = f->bytes - k * f->chunk_bytes;
-    return (double)(rest < f->chunk_bytes ? rest : f->chunk_bytes);
+    int64_t rest = e->bytes - k * e->chunk;
+    return (double)(rest < e->chunk ? rest : e->chunk);
 }
 
 static mc_status_t push_event(sim_t *s, double t, int type, int64_t a, int64_t b)
@@ -93,12 +93,13 @@ static mc_status_t push_event(sim_t *s, double t, int type, int64_t a, int64_t b
     return mc_heap_push(&s->events, (mc_heap_item_t){t, s->seq++, a * EV_TYPES + type, b});
 }
 
-/* Queues edge e's next chunk at its sender port, keyed by the chunk's offset. */
+/* Queues edge e's next chunk at its sender port, keyed by the chunk's offset; the item
+ * carries the receiver port, which the lookahead reads (the chunk is the edge's next). */
 static mc_status_t queue_edge(sim_t *s, int64_t e)
 {
     const sim_edge_t *se = &s->edges[e];
-    double offset = (double)se->next * (double)s->plan->flows[se->flow].chunk_bytes;
-    return mc_heap_push(&s->waiting[se->r_send], (mc_heap_item_t){offset, e, e, se->next});
+    double offset = (double)se->next * (double)se->chunk;
+    return mc_heap_push(&s->waiting[se->r_send], (mc_heap_item_t){offset, e, e, se->r_recv});
 }
 
 /* count more chunks of edge e arrived at its sender; the edge joins its port's queue if it
@@ -135,7 +136,7 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
     double best_start = 0;
     mc_heap_peek_start(w, &it);
     while ((i = mc_heap_peek_next(w, &it)) >= 0) {
-        double start = s->free_at[s->edges[w->items[i].a].r_recv];
+        double start = s->free_at[w->items[i].b];
         start = start > t ? start : t;
         if (best < 0 || start < best_start) {
             best_start = start;
@@ -146,11 +147,10 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
     }
     mc_heap_item_t chosen = mc_heap_remove(w, best);
     sim_edge_t *e = &s->edges[chosen.a];
-    e->next++;
+    int64_t k = e->next++;
     if (e->next < e->ready && (st = queue_edge(s, chosen.a)))
         return st;
-    const mc_flow_t *f = &s->plan->flows[e->flow];
-    double bytes = chunk_bytes(f, chosen.b);
+    double bytes = chunk_bytes(e, k);
     double busy_until = best_start + bytes * e->inv_bw;
     if (e->host >= 0)
         busy_until =
@@ -174,9 +174,9 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
     if ((st = push_event(s, busy_until, EV_FREE, r, 0)))
         return st;
     if (e->join >= 0)
-        return push_event(s, arrival, EV_JOIN, e->join, chosen.b);
+        return push_event(s, arrival, EV_JOIN, e->join, k);
     for (int64_t c = 0; c < e->nchild; c++)
-        if ((st = push_event(s, arrival, EV_READY, s->children[e->child0 + c], chosen.b)))
+        if ((st = push_event(s, arrival, EV_READY, s->children[e->child0 + c], k)))
             return st;
     return MC_OK;
 }
@@ -210,7 +210,8 @@ static mc_status_t build_edges(sim_t *s)
             int64_t g = f->edge0 + j;
             const mc_edge_t *pe = &plan->edges[g];
             sim_edge_t *e = &s->edges[g];
-            e->flow = fi;
+            e->bytes = f->bytes;
+            e->chunk = f->chunk_bytes;
             /* last_in holds (edge + 1) of the device's incoming edge in this flow */
             int64_t in = last_in[pe->from];
             parent[g] = in > f->edge0 ? in - 1 : -1;
