@@ -181,6 +181,25 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
     return MC_OK;
 }
 
+/* Events between two looks at every port's remaining transfers (an idle port's floor grows
+ * with the clock, which try_start's look at the ports it starts does not see). */
+#define CHECK_EVERY 512
+
+/* Stops the simulation if some port's remaining transfers cannot end by the limit: they
+ * start at t or later, and once the port is free. */
+static void stop_check(sim_t *s, int64_t nres, double t)
+{
+    double worst = s->makespan;
+    for (int64_t r = 0; r < nres; r++) {
+        double end = (s->free_at[r] > t ? s->free_at[r] : t) + s->work[r];
+        worst = end > worst ? end : worst;
+    }
+    if (worst > s->limit) {
+        s->stopped = 1;
+        s->makespan = worst;
+    }
+}
+
 /* Fills edges[] (ports, link figures) and the children lists. */
 static mc_status_t build_edges(sim_t *s)
 {
@@ -473,8 +492,10 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
     for (int64_t r = 0; r < nres && !s.stopped; r++)
         if ((st = try_start(&s, r, 0.0)))
             goto out;
-    while (s.events.n > 0 && !s.stopped) {
+    for (int64_t count = 1; s.events.n > 0 && !s.stopped; count++) {
         mc_heap_item_t ev = mc_heap_pop(&s.events);
+        if (count % CHECK_EVERY == 0 && s.limit < INFINITY)
+            stop_check(&s, nres, ev.key);
         int64_t id = ev.a / EV_TYPES;
         if (ev.a % EV_TYPES == EV_FREE) {
             s.busy[id] = 0;
