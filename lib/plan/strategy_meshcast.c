@@ -402,8 +402,8 @@ typedef struct {
                                 was not screened; infinite for a repeat */
     double screened;         /* best screened estimate so far */
     double full;             /* the kept plan's full estimate */
-    double slack;            /* last is compared with slack times full later (SECOND_SLACK in
-                                a first round that may be refined, else 1) */
+    int last_floor;          /* last is only a floor: its simulation stopped above the limit
+                                it had to beat */
     uint64_t seen[MAX_SEEN]; /* fingerprints of the candidates judged so far */
     int nseen;
 } best_t;
@@ -484,13 +484,15 @@ static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
     best->last = floor;
     if (s || floor >= best->full)
         return s;
-    /* a screened estimate above both thresholds it meets (here and in the second round) is
-     * not needed exactly: the simulation may stop there */
+    /* a screened estimate above both thresholds it meets here is not needed exactly: the
+     * simulation may stop there (the second round's threshold is checked again there) */
     double limit = SCREEN_SLACK * best->screened;
-    if (limit < best->slack * best->full)
-        limit = best->slack * best->full;
-    if (!(s = screen(cand, limit, &screened, &exact)))
+    if (limit < best->full)
+        limit = best->full;
+    if (!(s = screen(cand, limit, &screened, &exact))) {
         best->last = screened;
+        best->last_floor = screened > limit;
+    }
     if (s || screened > SCREEN_SLACK * best->screened)
         return s;
     if (screened < best->screened)
@@ -571,34 +573,28 @@ static int scatter_differs(const mc_plan_t *plan)
     return 0;
 }
 
-/* Builds alt with a policy and chunks of at most cap (0: the formula's 4 MiB), and moves it
- * into plan if the simulator finds it faster. */
-static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *best)
+/* Builds alt's flows with a policy; *built is 0 when the policy has no plan of its own. */
+static mc_status_t build_policy(mc_plan_t *alt, int policy, int *built)
 {
-    mc_plan_t alt = *plan;
-    int keep = 0, built = 1;
-    alt.chunk_cap = cap;
-    alt.flows = NULL;
-    alt.edges = NULL;
-    alt.nflows = alt.flows_cap = alt.nedges = alt.edges_cap = 0;
     mc_status_t s;
+    *built = 1;
     switch (policy) {
     case POLICY_SEND_RECV:
-        s = mc_strategy_send_recv(&alt);
+        s = mc_strategy_send_recv(alt);
         break;
     case POLICY_LOCAL_ALLGATHER:
-        s = mc_strategy_local_allgather(&alt);
+        s = mc_strategy_local_allgather(alt);
         break;
     case POLICY_BROADCAST_FIRST:
     case POLICY_BROADCAST_LB_SIZE:
     case POLICY_BROADCAST_LB_ORDER:
-        alt.params.sender = policy == POLICY_BROADCAST_FIRST     ? MC_SENDER_FIRST
-                            : policy == POLICY_BROADCAST_LB_SIZE ? MC_SENDER_LB_SIZE
-                                                                 : MC_SENDER_LB_ORDER;
-        s = mc_strategy_broadcast(&alt);
+        alt->params.sender = policy == POLICY_BROADCAST_FIRST     ? MC_SENDER_FIRST
+                             : policy == POLICY_BROADCAST_LB_SIZE ? MC_SENDER_LB_SIZE
+                                                                  : MC_SENDER_LB_ORDER;
+        s = mc_strategy_broadcast(alt);
         break;
     case POLICY_REDUCE_NAIVE:
-        s = mc_strategy_reduce_naive(&alt);
+        s = mc_strategy_reduce_naive(alt);
         break;
     case POLICY_REDUCE_SCATTER:
     case POLICY_REDUCE_HIERARCHICAL:
@@ -607,19 +603,42 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
     case POLICY_REDUCE_SCATTER_HOST_COARSE:
     case POLICY_REDUCE_HIERARCHICAL_HOST_COARSE: {
         int k = policy - POLICY_REDUCE_SCATTER; /* bit 0 hierarchical, then pre, per host */
-        s = mc_strategy_reduce_scatter(&alt, (k % 2 ? MC_RS_HIERARCHICAL : 0) |
-                                                 (k >= 2 ? MC_RS_PRECOMBINE : 0) |
-                                                 (k >= 4 ? MC_RS_PER_HOST : 0));
+        s = mc_strategy_reduce_scatter(alt, (k % 2 ? MC_RS_HIERARCHICAL : 0) |
+                                                (k >= 2 ? MC_RS_PRECOMBINE : 0) |
+                                                (k >= 4 ? MC_RS_PER_HOST : 0));
         break;
     }
     case POLICY_NIC_SPLIT:
-        s = mc_strategy_nic_split(&alt, &built);
+        s = mc_strategy_nic_split(alt, built);
         break;
     default:
-        s = build(&alt, policy);
+        s = build(alt, policy);
         break;
     }
+    return s;
+}
+
+/* A candidate built from plan's pieces with a policy and chunks of at most cap, no flows yet
+ * (the caller frees alt.flows and alt.edges). */
+static mc_plan_t candidate(const mc_plan_t *plan, int64_t cap)
+{
+    mc_plan_t alt = *plan;
+    alt.chunk_cap = cap;
+    alt.flows = NULL;
+    alt.edges = NULL;
+    alt.nflows = alt.flows_cap = alt.nedges = alt.edges_cap = 0;
+    return alt;
+}
+
+/* Builds alt with a policy and chunks of at most cap (0: the formula's 4 MiB), and moves it
+ * into plan if the simulator finds it faster. */
+static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *best)
+{
+    mc_plan_t alt = candidate(plan, cap);
+    int keep = 0, built = 1;
+    mc_status_t s = build_policy(&alt, policy, &built);
     best->last = INFINITY;
+    best->last_floor = 0;
     if (!s && built && !(s = mc_plan_set_chunks(&alt)))
         s = judge(&alt, best, &keep);
     if (!s && keep) {
@@ -635,6 +654,20 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
         alt.flows = f;
         alt.edges = e;
     }
+    free(alt.flows);
+    free(alt.edges);
+    return s;
+}
+
+/* A first-round candidate's screened estimate again, when its first simulation stopped at a
+ * floor below limit: exact if at most limit, else above it (the second round asks only that). */
+static mc_status_t screen_again(const mc_plan_t *plan, int policy, double limit, double *seconds)
+{
+    mc_plan_t alt = candidate(plan, 0);
+    int built = 1, exact = 0;
+    mc_status_t s = build_policy(&alt, policy, &built);
+    if (!s && built && !(s = mc_plan_set_chunks(&alt)))
+        s = screen(&alt, limit, seconds, &exact);
     free(alt.flows);
     free(alt.edges);
     return s;
@@ -769,7 +802,7 @@ static mc_status_t try_matchings(mc_plan_t *plan, best_t *best)
  * plan->stats. */
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
 {
-    best_t best = {.screened = INFINITY, .full = INFINITY, .slack = 1};
+    best_t best = {.screened = INFINITY, .full = INFINITY};
     int keep;
     mc_status_t s = MC_OK;
     if (plan->pieces->naddends > 1) {
@@ -794,7 +827,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
                                                             : POLICY_BROADCAST_LB_SIZE;
     double first[POLICY_BROADCAST_LB_ORDER + 1];
     first[POLICY_PER_HOLDER] = first[POLICY_PER_NEEDER] = best.full;
-    best.slack = plan->pieces->npieces <= REFINE_MAX_PIECES ? SECOND_SLACK : 1;
+    char floor_only[POLICY_BROADCAST_LB_ORDER + 1] = {0}; /* first[] is only a floor */
     for (int policy = POLICY_FINE; policy <= last && !s; policy++) {
         first[policy] = INFINITY;
         if (best.full > 1.001 * plan->stats.lower_bound_s &&
@@ -802,8 +835,10 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
             ((policy != POLICY_MULTIPATH && policy != POLICY_NIC_SPLIT) ||
              multipath_differs(plan)) &&
             (policy != POLICY_SCATTER || scatter_differs(plan)) &&
-            !(s = try_policy(plan, policy, 0, &best)))
+            !(s = try_policy(plan, policy, 0, &best))) {
             first[policy] = best.last;
+            floor_only[policy] = (char)best.last_floor;
+        }
     }
     /* the chunk formula sizes chunks for the busiest port's bytes, so it ranks plans of long
      * chains above stripes with stars that smaller chunks would make faster: every
@@ -813,10 +848,12 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         s = mc_plan_floor(plan, &floor);
     int refine =
         best.full > REFINE_ABOVE_FLOOR * floor && plan->pieces->npieces <= REFINE_MAX_PIECES;
-    best.slack = 1;
-    for (int policy = POLICY_PER_HOLDER; policy <= last && !s && refine; policy++)
-        if (first[policy] <= SECOND_SLACK * best.full)
+    for (int policy = POLICY_PER_HOLDER; policy <= last && !s && refine; policy++) {
+        if (floor_only[policy] && first[policy] <= SECOND_SLACK * best.full)
+            s = screen_again(plan, policy, SECOND_SLACK * best.full, &first[policy]);
+        if (!s && first[policy] <= SECOND_SLACK * best.full)
             s = try_policy(plan, policy, SECOND_CAP, &best);
+    }
     if (!s && refine)
         s = try_chunk_cap(plan, &best);
     if (!s && best.full > REFINE_ABOVE_FLOOR * floor)
