@@ -438,7 +438,8 @@ static uint64_t fingerprint(const mc_plan_t *plan)
  * plan's own estimate: when no flow had more chunks, or when capping would save less than
  * half of the chunk transfers (screening would then cost about a full simulation, so the plan
  * is simulated in full at once). */
-static mc_status_t screen(mc_plan_t *plan, double limit, double *seconds, int *exact)
+static mc_status_t screen(mc_plan_t *plan, double limit, double limit_exact, double *seconds,
+                          int *exact)
 {
     int64_t elem = plan->pieces->elem_size;
     int64_t *saved = mc_calloc((size_t)plan->nflows + 1, sizeof *saved);
@@ -457,7 +458,7 @@ static mc_status_t screen(mc_plan_t *plan, double limit, double *seconds, int *e
     *exact = 2 * capped >= full;
     for (int64_t i = 0; i < plan->nflows && *exact; i++)
         plan->flows[i].chunk_bytes = saved[i];
-    mc_status_t s = mc_plan_simulate_within(plan, limit, seconds);
+    mc_status_t s = mc_plan_simulate_within(plan, *exact ? limit_exact : limit, seconds);
     for (int64_t i = 0; i < plan->nflows; i++)
         plan->flows[i].chunk_bytes = saved[i];
     free(saved);
@@ -484,14 +485,16 @@ static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
     best->last = floor;
     if (s || floor >= best->full)
         return s;
-    /* a screened estimate above both thresholds it meets here is not needed exactly: the
-     * simulation may stop there (the second round's threshold is checked again there) */
-    double limit = SCREEN_SLACK * best->screened;
-    if (limit < best->full)
-        limit = best->full;
-    if (!(s = screen(cand, limit, &screened, &exact))) {
+    /* a screened estimate above the thresholds it meets here is not needed exactly, so the
+     * simulation may stop there (the second round's threshold is checked again there): with
+     * fewer chunks, SCREEN_SLACK times the best screened; with the plan's own chunks, the
+     * best full estimate and the best screened one, the only two it can change */
+    double limit = SCREEN_SLACK * best->screened, limit_exact = best->screened;
+    limit = limit > best->full ? limit : best->full;
+    limit_exact = limit_exact > best->full ? limit_exact : best->full;
+    if (!(s = screen(cand, limit, limit_exact, &screened, &exact))) {
         best->last = screened;
-        best->last_floor = screened > limit;
+        best->last_floor = screened > (exact ? limit_exact : limit);
     }
     if (s || screened > SCREEN_SLACK * best->screened)
         return s;
@@ -667,7 +670,7 @@ static mc_status_t screen_again(const mc_plan_t *plan, int policy, double limit,
     int built = 1, exact = 0;
     mc_status_t s = build_policy(&alt, policy, &built);
     if (!s && built && !(s = mc_plan_set_chunks(&alt)))
-        s = screen(&alt, limit, seconds, &exact);
+        s = screen(&alt, limit, limit, seconds, &exact);
     free(alt.flows);
     free(alt.edges);
     return s;
