@@ -61,15 +61,13 @@ static int64_t pick_sender(const mc_plan_t *plan, const mc_piece_t *p, const mc_
 }
 
 /* lb_order's trials pick senders many times per round while the loads stay fixed: each
- * piece's holder and needer hosts are looked up once, and its holders are ranked once per
- * round in pick_sender's order (host bytes sent, then device bytes sent, then list order);
- * a trial takes the first on a free host. Pieces with many holders are scanned instead
- * (ranking is quadratic). */
-#define RANK_MAX_HOLDERS 32
-
+ * piece's holder and needer hosts are looked up once, and its first holder in pick_sender's
+ * order (host bytes sent, then device bytes sent, then list order) is found once per round;
+ * a trial takes it if its host is free, else the first on a free host (a scan in the same
+ * order: often the piece's holders share one host, and then none is free). */
 typedef struct {
-    int64_t *off;   /* per piece: its holders' entries start at rank[off], host[off] */
-    int64_t *rank;  /* holder indices, ranked */
+    int64_t *off;   /* per piece: its holders' entries start at host[off] */
+    int64_t *first; /* per piece: the index of its first holder this round */
     int64_t *host;  /* holder hosts, in holder order */
     int64_t *noff;  /* per piece: its needers' hosts start at nhost[noff] */
     int64_t *nhost; /* needer hosts, in needer order */
@@ -89,26 +87,21 @@ static int64_t ranked_sender(const mc_plan_t *plan, int64_t piece, const mc_load
 {
     const mc_piece_t *p = &plan->pieces->pieces[piece];
     const int64_t *host = r->host + r->off[piece];
-    int64_t *rank = r->rank + r->off[piece], best = -1;
-    if (p->nholders > RANK_MAX_HOLDERS) {
-        for (int j = 0; j < p->nholders; j++)
-            if (!busy[host[j]] && (best < 0 || rank_before(loads, p, host, j, best)))
-                best = j;
-        return best < 0 ? -1 : p->holders[best];
-    }
-    if (r->stamp[piece] != r->round) { /* insertion sort, stable */
+    int64_t best = -1;
+    if (r->stamp[piece] != r->round) {
         r->stamp[piece] = r->round;
-        for (int j = 0; j < p->nholders; j++) {
-            int k = j;
-            for (; k > 0 && rank_before(loads, p, host, j, rank[k - 1]); k--)
-                rank[k] = rank[k - 1];
-            rank[k] = j;
-        }
+        for (int j = 1; j < p->nholders; j++)
+            if (rank_before(loads, p, host, j, best < 0 ? 0 : best))
+                best = j;
+        r->first[piece] = best < 0 ? 0 : best;
+        best = -1;
     }
+    if (!busy[host[r->first[piece]]])
+        return p->holders[r->first[piece]];
     for (int j = 0; j < p->nholders; j++)
-        if (!busy[host[rank[j]]])
-            return p->holders[rank[j]];
-    return -1;
+        if (!busy[host[j]] && (best < 0 || rank_before(loads, p, host, j, best)))
+            best = j;
+    return best < 0 ? -1 : p->holders[best];
 }
 
 /* Free hosts in a trial, by role: holding some piece, needing some piece, either. */
@@ -195,11 +188,11 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
         nranked += plan->pieces->pieces[todo[k]].nholders;
         nneeded += plan->pieces->pieces[todo[k]].nneeders;
     }
-    rk.rank = mc_calloc((size_t)nranked + 1, sizeof *rk.rank);
+    rk.first = mc_calloc((size_t)npieces + 1, sizeof *rk.first);
     rk.host = mc_calloc((size_t)nranked + 1, sizeof *rk.host);
     rk.nhost = mc_calloc((size_t)nneeded + 1, sizeof *rk.nhost);
     if (!busy || !single || !role || !trial || !round || !pos || !rk.off || !rk.noff || !rk.stamp ||
-        !rk.rank || !rk.host || !rk.nhost) {
+        !rk.first || !rk.host || !rk.nhost) {
         s = MC_ERR_NOMEM;
         goto out;
     }
@@ -284,7 +277,7 @@ out:
     free(pos);
     free(rk.off);
     free(rk.noff);
-    free(rk.rank);
+    free(rk.first);
     free(rk.host);
     free(rk.nhost);
     free(rk.stamp);
