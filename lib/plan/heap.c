@@ -65,62 +65,6 @@ mc_heap_item_t mc_heap_remove(mc_heap_t *h, int64_t i)
     return item;
 }
 
-/* The frontier is a small heap of item indices: the unvisited children of visited items. */
-static int frontier_less(const mc_heap_t *h, const int64_t *f, int a, int b)
-{
-    return less(&h->items[f[a]], &h->items[f[b]]);
-}
-
-static void frontier_push(const mc_heap_t *h, mc_heap_peek_t *it, int64_t idx)
-{
-    int i = it->n++;
-    it->idx[i] = idx;
-    for (; i > 0 && frontier_less(h, it->idx, i, (i - 1) / 2); i = (i - 1) / 2) {
-        int64_t x = it->idx[i];
-        it->idx[i] = it->idx[(i - 1) / 2];
-        it->idx[(i - 1) / 2] = x;
-    }
-}
-
-void mc_heap_peek_start(const mc_heap_t *h, mc_heap_peek_t *it)
-{
-    it->n = 0;
-    it->visited = 0;
-    it->last = -1;
-    if (h->n > 0)
-        frontier_push(h, it, 0);
-}
-
-int64_t mc_heap_peek_next(const mc_heap_t *h, mc_heap_peek_t *it)
-{
-    if (it->visited == MC_HEAP_PEEK)
-        return -1;
-    /* the last item's children join the frontier only now: most lookaheads stop at the
-     * first item */
-    for (int64_t c = 2 * it->last + 1; it->last >= 0 && c <= 2 * it->last + 2 && c < h->n; c++)
-        frontier_push(h, it, c);
-    if (it->n == 0)
-        return -1;
-    int64_t top = it->idx[0];
-    it->idx[0] = it->idx[--it->n];
-    for (int i = 0;;) {
-        int c = 2 * i + 1;
-        if (c >= it->n)
-            break;
-        if (c + 1 < it->n && frontier_less(h, it->idx, c + 1, c))
-            c++;
-        if (!frontier_less(h, it->idx, c, i))
-            break;
-        int64_t x = it->idx[i];
-        it->idx[i] = it->idx[c];
-        it->idx[c] = x;
-        i = c;
-    }
-    it->visited++;
-    it->last = top;
-    return top;
-}
-
 void mc_heap_free(mc_heap_t *h)
 {
     free(h->items);
