@@ -173,10 +173,11 @@ static double busiest_port(const mc_plan_t *plan, mc_link_class_t cls)
 }
 
 /* Chunks of the plan if no chunk is smaller than floor bytes (saturates at INT64_MAX). */
+/* Chunk transfers with chunks of at least floor bytes, counted until past the cap. */
 static int64_t count_chunks(const mc_plan_t *plan, int64_t floor)
 {
     int64_t total = 0;
-    for (int64_t i = 0; i < plan->nflows && total < INT64_MAX; i++) {
+    for (int64_t i = 0; i < plan->nflows && total <= MC_PLAN_MAX_CHUNKS; i++) {
         const mc_flow_t *f = &plan->flows[i];
         int64_t c = f->chunk_bytes > floor ? f->chunk_bytes : floor;
         int64_t n = f->bytes / c + (f->bytes % c != 0), sends;
@@ -193,10 +194,15 @@ static void cap_chunks(mc_plan_t *plan)
 {
     const int64_t elem = plan->pieces->elem_size;
     int64_t lo = 1, hi = 1; /* in elements: hi keeps the cap, lo - 1 does not */
-    for (int64_t i = 0; i < plan->nflows; i++)
+    int64_t messages = 0;   /* each edge sends a chunk at least */
+    for (int64_t i = 0; i < plan->nflows; i++) {
         if (plan->flows[i].bytes / elem > hi)
             hi = plan->flows[i].bytes / elem;
-    if (count_chunks(plan, elem) <= MC_PLAN_MAX_CHUNKS)
+        messages += plan->flows[i].nedges;
+    }
+    if (messages > MC_PLAN_MAX_CHUNKS)
+        lo = hi; /* no chunk size keeps the cap: the largest, one chunk per message */
+    else if (count_chunks(plan, elem) <= MC_PLAN_MAX_CHUNKS)
         hi = 1;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
