@@ -172,8 +172,8 @@ static double busiest_port(const mc_plan_t *plan, mc_link_class_t cls)
     return most;
 }
 
-/* Chunks of the plan if no chunk is smaller than floor bytes (saturates at INT64_MAX). */
-/* Chunk transfers with chunks of at least floor bytes, counted until past the cap. */
+/* Chunk transfers of the plan if no chunk is smaller than floor bytes, counted only until
+ * past MC_PLAN_MAX_CHUNKS (saturates at INT64_MAX). */
 static int64_t count_chunks(const mc_plan_t *plan, int64_t floor)
 {
     int64_t total = 0;
