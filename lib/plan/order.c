@@ -9,6 +9,7 @@
 #include <string.h>
 #include "plan_internal.h"
 #include "util/util.h"
+#include "topology/topology_internal.h"
 
 typedef struct {
     uint64_t key; /* round k, rotation, sender rank: most significant first */
@@ -54,7 +55,7 @@ mc_status_t mc_plan_order_rounds(mc_plan_t *plan)
         out_host[i] = in_host[i] = -1;
         for (int64_t j = 0; j < f->nedges; j++) {
             const mc_edge_t *e = &plan->edges[f->edge0 + j];
-            int64_t a = mc_topology_host_of(topo, e->from), b = mc_topology_host_of(topo, e->to);
+            int64_t a = mc_host_of(topo, e->from), b = mc_host_of(topo, e->to);
             if (a != b) {
                 out_host[i] = a;
                 in_host[i] = b;

@@ -129,7 +129,7 @@ mc_status_t mc_plan_add_gather(mc_plan_t *plan, int64_t from, int64_t to)
  * hops, and the slowest link class on it. path[d] holds that sum up to device d, valid where
  * stamp[d] == flow index + 1 (scratch arrays shared across flows; holders start at 0). */
 static double flow_fill(const mc_plan_t *plan, int64_t fi, double *path, int64_t *stamp,
-                        mc_link_class_t *slowest)
+                        const double inv[3], mc_link_class_t *slowest)
 {
     const mc_flow_t *f = &plan->flows[fi];
     double worst = 0;
@@ -138,7 +138,7 @@ static double flow_fill(const mc_plan_t *plan, int64_t fi, double *path, int64_t
         const mc_edge_t *e = &plan->edges[f->edge0 + i];
         mc_link_class_t cls = mc_edge_class(plan->topo, e->from, e->to);
         double parent = stamp[e->from] == fi + 1 ? path[e->from] : 0;
-        double here = parent + 1.0 / mc_topology_link(plan->topo, cls).bandwidth;
+        double here = parent + inv[cls];
         path[e->to] = here;
         stamp[e->to] = fi + 1;
         worst = here > worst ? here : worst;
@@ -160,8 +160,8 @@ static double busiest_port(const mc_plan_t *plan, mc_link_class_t cls)
             const mc_edge_t *e = &plan->edges[plan->flows[i].edge0 + j];
             if (mc_edge_class(topo, e->from, e->to) != cls)
                 continue;
-            int64_t a = cls == MC_LINK_NIC ? mc_topology_host_of(topo, e->from) : e->from;
-            int64_t b = cls == MC_LINK_NIC ? mc_topology_host_of(topo, e->to) : e->to;
+            int64_t a = cls == MC_LINK_NIC ? mc_host_of(topo, e->from) : e->from;
+            int64_t b = cls == MC_LINK_NIC ? mc_host_of(topo, e->to) : e->to;
             out[a] += (double)plan->flows[i].bytes;
             in[b] += (double)plan->flows[i].bytes;
             most = out[a] > most ? out[a] : most;
@@ -231,6 +231,9 @@ mc_status_t mc_plan_set_chunks(mc_plan_t *plan)
                   lo = cap > 0 && cap < MC_PLAN_MIN_CHUNK_BYTES ? cap : MC_PLAN_MIN_CHUNK_BYTES,
                   hi = cap >= lo ? cap : MC_PLAN_MAX_CHUNK_BYTES;
     double port[2] = {-1, -1}; /* busiest port bytes: intra, NIC (computed on demand) */
+    double inv[3];             /* 1/B per link class, for flow_fill */
+    for (int k = 0; k < 3; k++)
+        inv[k] = 1.0 / mc_topology_link(plan->topo, (mc_link_class_t)k).bandwidth;
     size_t ndev = (size_t)mc_topology_devices(plan->topo);
     double *path = mc_calloc(ndev, sizeof *path);
     int64_t *stamp = mc_calloc(ndev, sizeof *stamp);
@@ -246,7 +249,7 @@ mc_status_t mc_plan_set_chunks(mc_plan_t *plan)
             c = plan->params.chunk_bytes;
         } else {
             mc_link_class_t cls;
-            double fill = flow_fill(plan, i, path, stamp, &cls);
+            double fill = flow_fill(plan, i, path, stamp, inv, &cls);
             int k = cls == MC_LINK_NIC;
             mc_link_t link = mc_topology_link(plan->topo, cls);
             if (port[k] < 0)

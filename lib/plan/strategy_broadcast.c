@@ -10,6 +10,7 @@
 #include <string.h>
 #include "strategy_common.h"
 #include "util/util.h"
+#include "topology/topology_internal.h"
 
 #define LB_ORDER_TRIALS 100
 
@@ -25,12 +26,12 @@ static uint64_t next_random(uint64_t *state)
 static mc_status_t add_chain(mc_plan_t *plan, int64_t i, int64_t sender, mc_loads_t *loads)
 {
     const mc_piece_t *p = &plan->pieces->pieces[i];
-    int64_t sh = mc_topology_host_of(plan->topo, sender), prev = sender;
+    int64_t sh = mc_host_of(plan->topo, sender), prev = sender;
     mc_status_t s = mc_plan_add_flow(plan, i, &p->box);
     for (int pass = 0; pass < 2 && !s; pass++)
         for (int j = 0; j < p->nneeders && !s; j++) {
             int64_t n = p->needers[j];
-            if ((mc_topology_host_of(plan->topo, n) == sh) != (pass == 0))
+            if ((mc_host_of(plan->topo, n) == sh) != (pass == 0))
                 continue;
             mc_loads_add(loads, plan->topo, prev, n, (double)p->bytes);
             s = mc_plan_add_edge(plan, prev, n);
@@ -47,7 +48,7 @@ static int64_t pick_sender(const mc_plan_t *plan, const mc_piece_t *p, const mc_
     int64_t best = -1;
     double best_load = 0;
     for (int j = 0; j < p->nholders; j++) {
-        int64_t h = mc_topology_host_of(plan->topo, p->holders[j]);
+        int64_t h = mc_host_of(plan->topo, p->holders[j]);
         if (busy && busy[h])
             continue;
         double l = loads->host_send[h];
@@ -154,8 +155,8 @@ static int room_left(const free_hosts_t *fr, int64_t nsingle)
 static int one_host(const mc_plan_t *plan, const mc_piece_t *p)
 {
     for (int j = 0; j < p->nholders; j++) {
-        int64_t h = mc_topology_host_of(plan->topo, p->holders[j]), k = 0;
-        while (k < p->nneeders && mc_topology_host_of(plan->topo, p->needers[k]) == h)
+        int64_t h = mc_host_of(plan->topo, p->holders[j]), k = 0;
+        while (k < p->nneeders && mc_host_of(plan->topo, p->needers[k]) == h)
             k++;
         if (k == p->nneeders)
             return 1;
@@ -202,9 +203,9 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
         nsingle += single[todo[k]] = (char)one_host(plan, p);
         int64_t *hh = rk.host + rk.off[todo[k]], *nh = rk.nhost + rk.noff[todo[k]];
         for (int j = 0; j < p->nholders; j++)
-            role[hh[j] = mc_topology_host_of(plan->topo, p->holders[j])] |= ROLE_HOLDER;
+            role[hh[j] = mc_host_of(plan->topo, p->holders[j])] |= ROLE_HOLDER;
         for (int j = 0; j < p->nneeders; j++)
-            role[nh[j] = mc_topology_host_of(plan->topo, p->needers[j])] |= ROLE_NEEDER;
+            role[nh[j] = mc_host_of(plan->topo, p->needers[j])] |= ROLE_NEEDER;
     }
     free_hosts_t all = {0, 0, 0};
     for (int64_t h = 0; h < nhost; h++) {
@@ -234,7 +235,7 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
                 int64_t snd = ranked_sender(plan, todo[k], loads, busy, &rk), sh;
                 const int64_t *nh = rk.nhost + rk.noff[todo[k]];
                 if (snd < 0 ||
-                    hosts_busy(nh, p->nneeders, sh = mc_topology_host_of(plan->topo, snd), busy)) {
+                    hosts_busy(nh, p->nneeders, sh = mc_host_of(plan->topo, snd), busy)) {
                     misses++;
                     continue;
                 }
@@ -257,8 +258,8 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
             int64_t snd = pick_sender(plan, p, loads, busy);
             if (snd < 0)
                 snd = pick_sender(plan, p, loads, NULL);
-            hosts_take(rk.nhost + rk.noff[round[k]], p->nneeders,
-                       mc_topology_host_of(plan->topo, snd), busy, role, NULL);
+            hosts_take(rk.nhost + rk.noff[round[k]], p->nneeders, mc_host_of(plan->topo, snd), busy,
+                       role, NULL);
             s = add_chain(plan, round[k], snd, loads);
             /* the piece leaves todo: the last one takes its place */
             int64_t at = pos[round[k]];
