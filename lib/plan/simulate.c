@@ -32,7 +32,10 @@
 #include "topology/topology_internal.h"
 #include "util/util.h"
 
-enum { EV_READY, EV_FREE, EV_JOIN, EV_TYPES };
+/* EV_ARRIVE: a chunk arrived at the end of an edge, ready on each of its children in turn
+ * (one event rather than one per child: they would have had the same time and consecutive
+ * sequence numbers, so nothing could come between them) */
+enum { EV_ARRIVE, EV_FREE, EV_JOIN, EV_TYPES };
 
 typedef struct {
     int64_t bytes, chunk;   /* its flow's bytes and chunk_bytes, here to spare a lookup */
@@ -175,10 +178,7 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
         return st;
     if (e->join >= 0)
         return push_event(s, arrival, EV_JOIN, e->join, k);
-    for (int64_t c = 0; c < e->nchild; c++)
-        if ((st = push_event(s, arrival, EV_READY, s->children[e->child0 + c], k)))
-            return st;
-    return MC_OK;
+    return e->nchild ? push_event(s, arrival, EV_ARRIVE, chosen.a, k) : MC_OK;
 }
 
 /* Events between two looks at every port's remaining transfers (an idle port's floor grows
@@ -503,8 +503,12 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
         } else if (ev.a % EV_TYPES == EV_JOIN) {
             st = join_arrived(&s, id, ev.b, ev.key);
         } else {
-            if (!(st = make_ready(&s, id, 1)))
-                st = try_start(&s, s.edges[id].r_send, ev.key);
+            const sim_edge_t *pe = &s.edges[id];
+            for (int64_t c = 0; c < pe->nchild && !st && !s.stopped; c++) {
+                int64_t child = s.children[pe->child0 + c];
+                if (!(st = make_ready(&s, child, 1)))
+                    st = try_start(&s, s.edges[child].r_send, ev.key);
+            }
         }
         if (st)
             goto out;
