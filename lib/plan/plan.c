@@ -78,16 +78,6 @@ int mc_box_split(const mc_box_t *box, int ndim, int k, mc_box_t *out)
     return k;
 }
 
-mc_link_class_t mc_edge_class(const mc_topology_t *topo, int64_t from, int64_t to)
-{
-    if (from == to)
-        return MC_LINK_COPY;
-    if (topo->host_of) /* hot: skip host_of's range checks */
-        return topo->host_of[from] == topo->host_of[to] ? MC_LINK_INTRA : MC_LINK_NIC;
-    int64_t dph = topo->devices_per_host;
-    return from / dph == to / dph ? MC_LINK_INTRA : MC_LINK_NIC;
-}
-
 mc_status_t mc_plan_add_flow(mc_plan_t *plan, int64_t piece, const mc_box_t *box)
 {
     mc_status_t s = mc_grow((void **)&plan->flows, &plan->flows_cap, plan->nflows,
