@@ -63,18 +63,32 @@ static int64_t pick_sender(const mc_plan_t *plan, const mc_piece_t *p, const mc_
 
 /* lb_order's trials pick senders many times per round while the loads stay fixed: each
  * piece's holder and needer hosts are looked up once, and its first holder in pick_sender's
- * order (host bytes sent, then device bytes sent, then list order) is found once per round;
- * a trial takes it if its host is free, else the first on a free host (a scan in the same
- * order: often the piece's holders share one host, and then none is free). */
+ * order (host bytes sent, then device bytes sent, then list order) is found again only when
+ * a round changed the send loads on one of its holders' hosts; a trial takes it if its host
+ * is free, else the first on a free host (a scan in the same order, unless the piece's
+ * holders share one host: then none is free). */
 typedef struct {
-    int64_t *off;   /* per piece: its holders' entries start at host[off] */
-    int64_t *first; /* per piece: the index of its first holder this round */
-    int64_t *host;  /* holder hosts, in holder order */
-    int64_t *noff;  /* per piece: its needers' hosts start at nhost[noff] */
-    int64_t *nhost; /* needer hosts, in needer order */
-    int64_t *stamp; /* per piece: the round its ranking is from, -1 for none */
+    int64_t *off;     /* per piece: its holders' entries start at host[off] */
+    int64_t *first;   /* per piece: the index of its first holder this round */
+    int64_t *host;    /* holder hosts, in holder order */
+    int64_t *noff;    /* per piece: its needers' hosts start at nhost[noff] */
+    int64_t *nhost;   /* needer hosts, in needer order */
+    int64_t *stamp;   /* per piece: the round its first holder is from, -1 for none */
+    int64_t *changed; /* per host: the last round that added to its devices' sends, or -1 */
+    char *one;        /* per piece: its holders share one host */
     int64_t round;
 } ranks_t;
+
+/* Whether a round since stamp changed the send loads on a host of the piece's holders. */
+static int stale(const ranks_t *r, const int64_t *host, int n, int one, int64_t stamp)
+{
+    if (stamp < 0)
+        return 1;
+    for (int j = 0; j < (one ? 1 : n); j++)
+        if (r->changed[host[j]] >= stamp)
+            return 1;
+    return 0;
+}
 
 static int rank_before(const mc_loads_t *loads, const mc_piece_t *p, const int64_t *host, int64_t a,
                        int64_t b)
@@ -89,7 +103,7 @@ static int64_t ranked_sender(const mc_plan_t *plan, int64_t piece, const mc_load
     const mc_piece_t *p = &plan->pieces->pieces[piece];
     const int64_t *host = r->host + r->off[piece];
     int64_t best = -1;
-    if (r->stamp[piece] != r->round) {
+    if (stale(r, host, p->nholders, r->one[piece], r->stamp[piece])) {
         r->stamp[piece] = r->round;
         for (int j = 1; j < p->nholders; j++)
             if (rank_before(loads, p, host, j, best < 0 ? 0 : best))
@@ -99,6 +113,8 @@ static int64_t ranked_sender(const mc_plan_t *plan, int64_t piece, const mc_load
     }
     if (!busy[host[r->first[piece]]])
         return p->holders[r->first[piece]];
+    if (r->one[piece])
+        return -1;
     for (int j = 0; j < p->nholders; j++)
         if (!busy[host[j]] && (best < 0 || rank_before(loads, p, host, j, best)))
             best = j;
@@ -190,10 +206,12 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
         nneeded += plan->pieces->pieces[todo[k]].nneeders;
     }
     rk.first = mc_calloc((size_t)npieces + 1, sizeof *rk.first);
+    rk.changed = mc_calloc((size_t)nhost + 1, sizeof *rk.changed);
+    rk.one = mc_calloc((size_t)npieces + 1, 1);
     rk.host = mc_calloc((size_t)nranked + 1, sizeof *rk.host);
     rk.nhost = mc_calloc((size_t)nneeded + 1, sizeof *rk.nhost);
     if (!busy || !single || !role || !trial || !round || !pos || !rk.off || !rk.noff || !rk.stamp ||
-        !rk.first || !rk.host || !rk.nhost) {
+        !rk.first || !rk.host || !rk.nhost || !rk.changed || !rk.one) {
         s = MC_ERR_NOMEM;
         goto out;
     }
@@ -202,13 +220,17 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
         const mc_piece_t *p = &plan->pieces->pieces[todo[k]];
         nsingle += single[todo[k]] = (char)one_host(plan, p);
         int64_t *hh = rk.host + rk.off[todo[k]], *nh = rk.nhost + rk.noff[todo[k]];
-        for (int j = 0; j < p->nholders; j++)
+        rk.one[todo[k]] = 1;
+        for (int j = 0; j < p->nholders; j++) {
             role[hh[j] = mc_host_of(plan->topo, p->holders[j])] |= ROLE_HOLDER;
+            rk.one[todo[k]] &= (char)(hh[j] == hh[0]);
+        }
         for (int j = 0; j < p->nneeders; j++)
             role[nh[j] = mc_host_of(plan->topo, p->needers[j])] |= ROLE_NEEDER;
     }
     free_hosts_t all = {0, 0, 0};
     for (int64_t h = 0; h < nhost; h++) {
+        rk.changed[h] = -1;
         all.holder += (role[h] & ROLE_HOLDER) != 0;
         all.needer += (role[h] & ROLE_NEEDER) != 0;
         all.any += role[h] != 0;
@@ -261,6 +283,11 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
             hosts_take(rk.nhost + rk.noff[round[k]], p->nneeders, mc_host_of(plan->topo, snd), busy,
                        role, NULL);
             s = add_chain(plan, round[k], snd, loads);
+            /* the chain's sender and needers (which forward) sent more */
+            const int64_t *nh = rk.nhost + rk.noff[round[k]];
+            rk.changed[mc_host_of(plan->topo, snd)] = rk.round;
+            for (int j = 0; j < p->nneeders; j++)
+                rk.changed[nh[j]] = rk.round;
             /* the piece leaves todo: the last one takes its place */
             int64_t at = pos[round[k]];
             todo[at] = todo[--n];
@@ -279,6 +306,8 @@ out:
     free(rk.off);
     free(rk.noff);
     free(rk.first);
+    free(rk.changed);
+    free(rk.one);
     free(rk.host);
     free(rk.nhost);
     free(rk.stamp);
