@@ -105,11 +105,20 @@ static int64_t ranked_sender(const mc_plan_t *plan, int64_t piece, const mc_load
     int64_t best = -1;
     if (stale(r, host, p->nholders, r->one[piece], r->stamp[piece])) {
         r->stamp[piece] = r->round;
-        for (int j = 1; j < p->nholders; j++)
-            if (rank_before(loads, p, host, j, best < 0 ? 0 : best))
-                best = j;
-        r->first[piece] = best < 0 ? 0 : best;
-        best = -1;
+        int64_t first = 0;
+        if (r->one[piece]) { /* one host's bytes sent: the devices' decide */
+            double least = loads->dev_send[p->holders[0]];
+            for (int j = 1; j < p->nholders; j++)
+                if (loads->dev_send[p->holders[j]] < least) {
+                    least = loads->dev_send[p->holders[j]];
+                    first = j;
+                }
+        } else {
+            for (int j = 1; j < p->nholders; j++)
+                if (rank_before(loads, p, host, j, first))
+                    first = j;
+        }
+        r->first[piece] = first;
     }
     if (!busy[host[r->first[piece]]])
         return p->holders[r->first[piece]];
