@@ -16,6 +16,12 @@ typedef struct {
     int64_t n, cap;
 } mc_heap_t;
 
+/* The heap's order: key, then tie. */
+static inline int mc_heap_less(const mc_heap_item_t *x, const mc_heap_item_t *y)
+{
+    return x->key < y->key || (x->key == y->key && x->tie < y->tie);
+}
+
 mc_status_t mc_heap_push(mc_heap_t *h, mc_heap_item_t item);
 mc_heap_item_t mc_heap_pop(mc_heap_t *h); /* h->n must be > 0 */
 /* Removes and returns the item at index i (< h->n). */

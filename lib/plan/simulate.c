@@ -137,16 +137,31 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
     if (s->busy[r] || w->n == 0)
         return MC_OK;
     double best_start = 0;
-    mc_heap_peek_start(w, &it);
-    while ((i = mc_heap_peek_next(w, &it)) >= 0) {
-        double start = s->free_at[w->items[i].b];
-        start = start > t ? start : t;
-        if (best < 0 || start < best_start) {
-            best_start = start;
-            best = i;
+    if (w->n <= MC_HEAP_PEEK) {
+        /* the lookahead would visit every item: the same choice in one pass over the array,
+         * the least (key, tie) whose receiver is free, else the least start, ties to the
+         * least (key, tie) */
+        for (i = 0; i < w->n; i++) {
+            double start = s->free_at[w->items[i].b];
+            start = start > t ? start : t;
+            if (best < 0 || start < best_start ||
+                (start == best_start && mc_heap_less(&w->items[i], &w->items[best]))) {
+                best_start = start;
+                best = i;
+            }
         }
-        if (start <= t)
-            break;
+    } else {
+        mc_heap_peek_start(w, &it);
+        while ((i = mc_heap_peek_next(w, &it)) >= 0) {
+            double start = s->free_at[w->items[i].b];
+            start = start > t ? start : t;
+            if (best < 0 || start < best_start) {
+                best_start = start;
+                best = i;
+            }
+            if (start <= t)
+                break;
+        }
     }
     mc_heap_item_t chosen = mc_heap_remove(w, best);
     sim_edge_t *e = &s->edges[chosen.a];
