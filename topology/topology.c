@@ -33,7 +33,7 @@ mc_topology_t *mc_topology_new(const char *name)
 
 /* ---- units ---------------------------------------------------------------------------- */
 
-typedef enum { Q_BANDWIDTH, Q_TIME } quantity_t;
+typedef enum { Q_BANDWIDTH, Q_TIME, Q_BYTES } quantity_t;
 
 typedef struct {
     const char *suffix;
@@ -54,11 +54,20 @@ static const unit_t bandwidth_units[] = {
 static const unit_t time_units[] = {{"", 1, 1},     {"s", 1, 1},           {"ms", 1, 1e3},
                                     {"us", 1, 1e6}, {"\xc2\xb5s", 1, 1e6}, {"ns", 1, 1e9},
                                     {NULL, 0, 0}};
+static const unit_t byte_units[] = {
+    {"", 1, 1},     {"B", 1, 1},        {"KB", 1e3, 1},        {"MB", 1e6, 1},
+    {"GB", 1e9, 1}, {"KiB", 1024.0, 1}, {"MiB", 1048576.0, 1}, {"GiB", 1073741824.0, 1},
+    {NULL, 0, 0}};
+
+static const unit_t *units_of(quantity_t q)
+{
+    return q == Q_BANDWIDTH ? bandwidth_units : q == Q_TIME ? time_units : byte_units;
+}
 
 /* Parses "<number><unit>"; on failure writes the reason (without location) to why. */
 static int parse_quantity(const char *tok, quantity_t q, double *out, char *why, size_t n)
 {
-    const unit_t *units = q == Q_BANDWIDTH ? bandwidth_units : time_units;
+    const unit_t *units = units_of(q);
     const char *p = tok;
     if (*p == '+' || *p == '-')
         p++;
@@ -81,7 +90,8 @@ static int parse_quantity(const char *tok, quantity_t q, double *out, char *why,
         snprintf(why, n, "'%s': unknown unit '%s' (%s)", tok, end,
                  q == Q_BANDWIDTH ? "use B/s, KB/s, MB/s, GB/s, TB/s, KiB/s, MiB/s, GiB/s, "
                                     "bit/s, Kbit/s, Mbit/s, Gbit/s, Tbit/s or Gb/s"
-                                  : "use s, ms, us or ns");
+                 : q == Q_TIME    ? "use s, ms, us or ns"
+                                  : "use B, KB, MB, GB, KiB, MiB or GiB");
         return -1;
     }
     double x = v * u->mul / u->div;
@@ -103,8 +113,12 @@ static void format_quantity(double v, quantity_t q, int network, char *buf, size
     static const char *const bw_pref[] = {"GB/s", "Gbit/s", "MB/s", "Mbit/s", "TB/s", NULL};
     static const char *const net_pref[] = {"Gbit/s", "Mbit/s", "GB/s", "MB/s", NULL};
     static const char *const t_pref[] = {"us", "ms", "s", "ns", NULL};
-    const char *const *pref = q == Q_TIME ? t_pref : network ? net_pref : bw_pref;
-    const unit_t *units = q == Q_BANDWIDTH ? bandwidth_units : time_units;
+    static const char *const b_pref[] = {"MiB", "KiB", "MB", "KB", "B", NULL};
+    const char *const *pref = q == Q_TIME    ? t_pref
+                              : q == Q_BYTES ? b_pref
+                              : network      ? net_pref
+                                             : bw_pref;
+    const unit_t *units = units_of(q);
     char why[160];
     for (; *pref; pref++) {
         const unit_t *u = units;
@@ -192,11 +206,11 @@ enum {
     HAVE_NIC_AFFINITY = 1024
 };
 
-/* "link copy|intra bandwidth=X latency=Y" or "nic count=N in=X out=Y latency=Z". */
+/* "link copy|intra bandwidth=X latency=Y" or "nic count=N in=X out=Y latency=Z [burst=B]". */
 static mc_status_t parse_attrs(const where_t *w, const char *what, char **save, int is_nic,
                                mc_topology_t *t, mc_link_t *link)
 {
-    int have_bw = 0, have_lat = 0, have_count = 0, have_in = 0, have_out = 0;
+    int have_bw = 0, have_lat = 0, have_count = 0, have_in = 0, have_out = 0, have_burst = 0;
     char why[300];
     char *tok;
     while ((tok = strtok_r(NULL, " \t\r", save))) {
@@ -219,6 +233,10 @@ static mc_status_t parse_attrs(const where_t *w, const char *what, char **save, 
         } else if (is_nic && !strcmp(tok, "out")) {
             dst = &t->nic_out_bw;
             seen = &have_out;
+        } else if (is_nic && !strcmp(tok, "burst")) {
+            dst = &t->nic_burst;
+            q = Q_BYTES;
+            seen = &have_burst;
         } else if (is_nic && !strcmp(tok, "count")) {
             int64_t c;
             if (have_count)
@@ -231,7 +249,7 @@ static mc_status_t parse_attrs(const where_t *w, const char *what, char **save, 
             continue;
         } else {
             return PERR(w, "%s: unknown attribute '%s' (expected %s)", what, tok,
-                        is_nic ? "count, in, out, latency" : "bandwidth, latency");
+                        is_nic ? "count, in, out, latency, burst" : "bandwidth, latency");
         }
         if (*seen)
             return PERR(w, "%s: duplicate '%s'", what, tok);
@@ -639,9 +657,15 @@ mc_status_t mc_topology_write(const mc_topology_t *topo, FILE *out)
             "name %s\nhosts %lld\ndevices_per_host %lld\n"
             "link copy  bandwidth=%s latency=%s\n"
             "link intra bandwidth=%s latency=%s\n"
-            "nic count=%d in=%s out=%s latency=%s\n",
+            "nic count=%d in=%s out=%s latency=%s",
             topo->name, (long long)topo->hosts, (long long)topo->devices_per_host, cb, cl, ib, il,
             topo->nics, ni, no, nl);
+    if (topo->nic_burst > 0) {
+        char nb[48];
+        format_quantity(topo->nic_burst, Q_BYTES, 0, nb, sizeof nb);
+        fprintf(out, " burst=%s", nb);
+    }
+    fputc('\n', out);
     mc_nic_affinity_write(topo, out);
     if (topo->host_bw > 0) {
         char hb[48];
@@ -749,6 +773,11 @@ double mc_topology_nic_in(const mc_topology_t *topo)
 double mc_topology_nic_out(const mc_topology_t *topo)
 {
     return topo->nic_out_bw * topo->nics;
+}
+
+double mc_topology_nic_burst(const mc_topology_t *topo)
+{
+    return topo->nic_burst;
 }
 
 int mc_topology_nics_per_host(const mc_topology_t *topo)

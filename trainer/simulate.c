@@ -25,6 +25,9 @@ struct tr_sim {
     double *weight; /* per layer: parameters on its rank (millions) */
     tr_program g;
     double *pair_s;                /* per ordered pipeline-rank pair: one boundary reshard */
+    double *pair_fixed_s;          /* ... the part of it that does not hold the links */
+    unsigned char *pair_nic;       /* ... whether it crosses hosts (moves NIC bytes) */
+    double credit_s;               /* a NIC's burst in seconds of its rate (0: no bucket) */
     double **bucket_s;             /* per rank and bucket: its sum */
     double *tp_s, *dp_s, *mparams; /* per pipeline rank: a tp sum, the dp sum, parameters */
     sim_event *ev;
@@ -51,11 +54,12 @@ static mc_status_t make_layout(int mdim, const int64_t *mshape, const int64_t *i
     return s;
 }
 
-/* The planner's estimate of moving a [rows, cols] f32 from one layout to another. */
+/* The planner's estimate of moving a [rows, cols] f32 from one layout to another (and its
+ * NIC bytes, when nic is not NULL). */
 static int estimate(const tr_sim *s, int sums, const mc_topology_t *topo, int sdim,
                     const int64_t *sshape, const int64_t *sids, const char *sspec, int ddim,
                     const int64_t *dshape, const int64_t *dids, const char *dspec, int64_t rows,
-                    int64_t cols, double *out)
+                    int64_t cols, double *out, int64_t *nic)
 {
     mc_layout_t *a = NULL, *b = NULL;
     mc_plan_t *plan = NULL;
@@ -73,6 +77,8 @@ static int estimate(const tr_sim *s, int sums, const mc_topology_t *topo, int sd
     rc = rc ? rc : mc_plan_query(plan, &st);
     if (!rc)
         *out = st.estimate_s;
+    if (!rc && nic)
+        *nic = st.nic_bytes;
     mc_plan_destroy(plan);
     mc_layout_destroy(a);
     mc_layout_destroy(b);
@@ -107,6 +113,7 @@ static int plan_all(tr_sim *s, char *err, size_t len)
         goto out;
     }
     const int n = s->cfg.ranks;
+    s->credit_s = mc_topology_nic_burst(topo) / mc_topology_link(topo, MC_LINK_NIC).bandwidth;
     const int64_t rows = (int64_t)s->D * s->cfg.micro_batch * s->cfg.model.seq,
                   C = s->cfg.model.dmodel;
     for (int i = 0; i < s->g.nx; i++) {
@@ -117,10 +124,17 @@ static int plan_all(tr_sim *s, char *err, size_t len)
         const int64_t a[2] = {s->D, s->tp[x->src]}, b[2] = {s->D, s->tp[x->dst]};
         rank_devices(s, x->src, per_rank, ids);
         rank_devices(s, x->dst, per_rank, ids2);
-        if (estimate(s, 0, topo, 2, a, ids, "S0R", 2, b, ids2, "S0R", rows, C, t)) {
+        /* the latencies: the same plan for one element per device (the bytes' part is
+         * what holds the links) */
+        int64_t nic = 0;
+        double *fixed = &s->pair_fixed_s[x->src * n + x->dst];
+        if (estimate(s, 0, topo, 2, a, ids, "S0R", 2, b, ids2, "S0R", rows, C, t, &nic) ||
+            estimate(s, 0, topo, 2, a, ids, "S0R", 2, b, ids2, "S0R", s->D, 1, fixed, NULL)) {
             tr_fail(err, len, "plan %d->%d: %s", x->src, x->dst, mc_last_error());
             goto out;
         }
+        *fixed = *fixed < *t ? *fixed : *t;
+        s->pair_nic[x->src * n + x->dst] = nic > 0;
     }
     for (int r = 0; r < n; r++) {
         const int T = s->tp[r];
@@ -131,14 +145,15 @@ static int plan_all(tr_sim *s, char *err, size_t len)
                 s->mparams[r] +=
                     tr_sim_mparams(&s->cfg.model, s->stages[st].first, s->stages[st].last, T);
         const int64_t packed = (int64_t)(s->mparams[r] * 1e6 + 0.5);
-        if (T > 1 && estimate(s, 1, topo, 1, tmesh, ids, "RRP0", 1, tmesh, ids, "RR",
-                              (int64_t)s->cfg.micro_batch * s->cfg.model.seq, C, &s->tp_s[r])) {
+        if (T > 1 &&
+            estimate(s, 1, topo, 1, tmesh, ids, "RRP0", 1, tmesh, ids, "RR",
+                     (int64_t)s->cfg.micro_batch * s->cfg.model.seq, C, &s->tp_s[r], NULL)) {
             tr_fail(err, len, "tensor-parallel sum of rank %d: %s", r, mc_last_error());
             goto out;
         }
         if (s->D > 1 && packed > 0 &&
-            estimate(s, 1, topo, 2, mesh, ids, "S1RP0", 2, mesh, ids, "S1R", T, packed,
-                     &s->dp_s[r])) {
+            estimate(s, 1, topo, 2, mesh, ids, "S1RP0", 2, mesh, ids, "S1R", T, packed, &s->dp_s[r],
+                     NULL)) {
             tr_fail(err, len, "data-parallel sum of rank %d: %s", r, mc_last_error());
             goto out;
         }
@@ -147,7 +162,7 @@ static int plan_all(tr_sim *s, char *err, size_t len)
             const int64_t nb =
                 (int64_t)(tr_sim_mparams(&s->cfg.model, k->first, k->last, T) * 1e6 + 0.5);
             if (nb > 0 && estimate(s, 1, topo, 2, mesh, ids, "S1RP0", 2, mesh, ids, "S1R", T, nb,
-                                   &s->bucket_s[r][b])) {
+                                   &s->bucket_s[r][b], NULL)) {
                 tr_fail(err, len, "data-parallel sum of rank %d: %s", r, mc_last_error());
                 goto out;
             }
@@ -209,10 +224,13 @@ int tr_sim_create(const tr_sim_config *cfg, tr_sim **out, char *err, size_t len)
     s->acts = calloc((size_t)n, sizeof(*s->acts));
     s->nacts = calloc((size_t)n, sizeof(*s->nacts));
     s->pair_s = malloc((size_t)n * n * sizeof(double));
+    s->pair_fixed_s = calloc((size_t)n * n, sizeof(double));
+    s->pair_nic = calloc((size_t)n * n, 1);
     s->tp_s = calloc((size_t)n, sizeof(double));
     s->dp_s = calloc((size_t)n, sizeof(double));
     s->mparams = calloc((size_t)n, sizeof(double));
-    if (!s->acts || !s->nacts || !s->pair_s || !s->tp_s || !s->dp_s || !s->mparams)
+    if (!s->acts || !s->nacts || !s->pair_s || !s->pair_fixed_s || !s->pair_nic || !s->tp_s ||
+        !s->dp_s || !s->mparams)
         return tr_fail(err, len, "out of memory");
     for (int i = 0; i < n * n; i++)
         s->pair_s[i] = -1.0;
@@ -295,10 +313,11 @@ static double op_time(const tr_sim *s, int r, const mc_sched_action_t *a, const 
 }
 
 /* Per rank: where it is in its program and its clock; per transfer: both sides' starts and
- * its end (-1: not yet). */
+ * its end (-1: not yet); per rank and network side: when it is free and its NIC's credit
+ * then (seconds of its rate). */
 typedef struct {
     int *pc;
-    double *clock, *start, *end, *waited, *out_free, *in_free;
+    double *clock, *start, *end, *waited, *out_free, *in_free, *out_credit, *in_credit;
     double *dp_free;             /* per rank: its mesh's bucket sums go one after another */
     double **dp_start, **dp_end; /* per rank and bucket */
 } sim_state;
@@ -313,18 +332,37 @@ static double ready_at(const tr_sim *s, const sim_state *q, int r)
     return end < 0 ? -1.0 : max2(q->clock[r], end);
 }
 
-/* A side of transfer i started at t; when both have, it takes the network. */
+/* A NIC side's credit at time t >= its free time: what it had then plus the idle time since,
+ * up to the burst. */
+static double credit_at(const tr_sim *s, double credit, double free, double t)
+{
+    const double k = credit + (t - free);
+    return k < s->credit_s ? k : s->credit_s;
+}
+
+/* A side of transfer i started at t; when both have (the reshard's first exchange needs
+ * both), it takes the sender's outgoing and the receiver's incoming side, in the order
+ * transfers became ready, for its bytes' time, less the credit both sides' NICs saved
+ * while idle (a shaper's token bucket passes that much at once); the latencies follow
+ * without holding them. */
 static void start_side(tr_sim *s, sim_state *q, int i, int side, double t)
 {
     const xfer_t *x = &s->g.x[i];
+    const int p = x->src * s->cfg.ranks + x->dst;
     q->start[2 * i + side] = t;
     if (q->start[2 * i] < 0 || q->start[2 * i + 1] < 0)
         return;
-    const double c =
-        s->cfg.costs.comm > 0 ? s->cfg.costs.comm : s->pair_s[x->src * s->cfg.ranks + x->dst];
-    const double begin = max2(t, max2(q->out_free[x->src], q->in_free[x->dst]));
-    q->end[i] = begin + c;
-    q->out_free[x->src] = q->in_free[x->dst] = q->end[i];
+    const int fixed_cost = s->cfg.costs.comm > 0; /* --sim-costs 'comm': all of it holds */
+    const double fixed = fixed_cost ? 0.0 : s->pair_fixed_s[p],
+                 hold = (fixed_cost ? s->cfg.costs.comm : s->pair_s[p]) - fixed,
+                 begin = max2(t, max2(q->out_free[x->src], q->in_free[x->dst])),
+                 ko = credit_at(s, q->out_credit[x->src], q->out_free[x->src], begin),
+                 ki = credit_at(s, q->in_credit[x->dst], q->in_free[x->dst], begin),
+                 k = s->pair_nic[p] ? (ko < ki ? ko : ki) : 0.0, used = hold < k ? hold : k;
+    q->out_credit[x->src] = ko - used;
+    q->in_credit[x->dst] = ki - used;
+    q->out_free[x->src] = q->in_free[x->dst] = begin + hold - used;
+    q->end[i] = begin + hold - used + fixed;
 }
 
 static void step_rank(tr_sim *s, sim_state *q, int r, double t, tr_sim_result *res)
@@ -391,16 +429,18 @@ static void step_rank(tr_sim *s, sim_state *q, int r, double t, tr_sim_result *r
 int tr_sim_run(tr_sim *s, tr_sim_result *res, char *err, size_t len)
 {
     const int n = s->cfg.ranks, nx = s->g.nx;
-    sim_state q = {calloc((size_t)n, sizeof(int)),
-                   calloc((size_t)n, sizeof(double)),
-                   malloc((2 * (size_t)nx + 1) * sizeof(double)),
-                   malloc(((size_t)nx + 1) * sizeof(double)),
-                   calloc((size_t)nx + 1, sizeof(double)),
-                   calloc((size_t)n, sizeof(double)),
-                   calloc((size_t)n, sizeof(double)),
-                   calloc((size_t)n, sizeof(double)),
-                   calloc((size_t)n, sizeof(double *)),
-                   calloc((size_t)n, sizeof(double *))};
+    sim_state q = {.pc = calloc((size_t)n, sizeof(int)),
+                   .clock = calloc((size_t)n, sizeof(double)),
+                   .start = malloc((2 * (size_t)nx + 1) * sizeof(double)),
+                   .end = malloc(((size_t)nx + 1) * sizeof(double)),
+                   .waited = calloc((size_t)nx + 1, sizeof(double)),
+                   .out_free = calloc((size_t)n, sizeof(double)),
+                   .in_free = calloc((size_t)n, sizeof(double)),
+                   .out_credit = malloc((size_t)n * sizeof(double)),
+                   .in_credit = malloc((size_t)n * sizeof(double)),
+                   .dp_free = calloc((size_t)n, sizeof(double)),
+                   .dp_start = calloc((size_t)n, sizeof(double *)),
+                   .dp_end = calloc((size_t)n, sizeof(double *))};
     int rc = -1;
     for (int r = 0; q.dp_start && q.dp_end && r < n; r++) {
         q.dp_start[r] = calloc((size_t)s->g.nbuckets[r] + 1, sizeof(double));
@@ -409,7 +449,7 @@ int tr_sim_run(tr_sim *s, tr_sim_result *res, char *err, size_t len)
     memset(res, 0, sizeof(*res));
     s->nev = 0;
     int nomem = !q.pc || !q.clock || !q.start || !q.end || !q.waited || !q.out_free || !q.in_free ||
-                !q.dp_free || !q.dp_start || !q.dp_end;
+                !q.out_credit || !q.in_credit || !q.dp_free || !q.dp_start || !q.dp_end;
     for (int r = 0; !nomem && r < n; r++)
         nomem = !q.dp_start[r] || !q.dp_end[r];
     if (nomem) {
@@ -420,6 +460,8 @@ int tr_sim_run(tr_sim *s, tr_sim_result *res, char *err, size_t len)
         q.start[i] = -1.0;
     for (int i = 0; i < nx; i++)
         q.end[i] = -1.0;
+    for (int r = 0; r < n; r++) /* the links idle before the step: every bucket full */
+        q.out_credit[r] = q.in_credit[r] = s->credit_s;
     /* always the rank that can go on earliest: transfers take the network in time order */
     for (;;) {
         int best = -1, busy = 0;
@@ -462,6 +504,8 @@ out:
     free(q.waited);
     free(q.out_free);
     free(q.in_free);
+    free(q.out_credit);
+    free(q.in_credit);
     free(q.dp_free);
     for (int r = 0; r < n; r++) {
         if (q.dp_start)
@@ -542,6 +586,8 @@ void tr_sim_free(tr_sim *s)
     free(s->skip_from);
     free(s->skip_to);
     free(s->pair_s);
+    free(s->pair_fixed_s);
+    free(s->pair_nic);
     for (int r = 0; s->bucket_s && r < s->cfg.ranks; r++)
         free(s->bucket_s[r]);
     free(s->bucket_s);

@@ -4,10 +4,16 @@
  *   - a compute op takes its sim_costs.h time (divided by `speed`), plus, on a stage with
  *     tensor parallelism, the planner's estimate of each of its tp sums (2 per block in F,
  *     in B and in I); a pipeline rank computes one op at a time;
- *   - a reshard starts when both its sender and its receiver have started it, then holds the
- *     sender rank's outgoing and the receiver rank's incoming network side for the
- *     planner's estimate of its plan (the boundary layouts, strategy and topology of the
- *     run), in the order they became ready; compute goes on meanwhile; a wait blocks;
+ *   - a reshard starts when both its sender and its receiver have started it (its first
+ *     exchange, the plan fingerprints, needs both), then holds the sender rank's outgoing
+ *     and the receiver rank's incoming network side, in the order reshards became ready,
+ *     for the part of the planner's estimate of its plan (the boundary layouts, strategy
+ *     and topology of the run) that grows with its bytes; the rest (the same plan's
+ *     estimate for one element per device: latencies) delays its end without holding them.
+ *     A side whose NIC has a burst (.topo 'nic ... burst=', a shaper's token bucket) saves
+ *     credit while idle, up to burst / rate seconds, and a reshard crossing hosts passes
+ *     that much of its time at once (the smaller credit of its two sides). Compute goes on
+ *     meanwhile; a wait blocks;
  *   - the data-parallel gradient sum takes its plan's estimate: one blocking sum, or with
  *     buckets (pipeline_program.h) each bucket's sum from its start, one after another on the
  *     stage mesh, while compute goes on, until the waits before AdamW; a stage's last
@@ -39,8 +45,8 @@ typedef struct {
     mc_sender_choice_t sums_sender;
     const char *topology; /* NULL: cpu-testbed with one host per rank, as the executor; else a
                            * profile or file, one rank per device, hosts filled in order */
-    tr_sim_costs costs;
-    double speed; /* every cost but the reshards this many times smaller (0 counts as 1) */
+    tr_sim_costs costs;   /* costs.comm > 0: every reshard holds its sides that long instead */
+    double speed;         /* every cost but the reshards this many times smaller (0 counts as 1) */
 } tr_sim_config;
 
 typedef struct {

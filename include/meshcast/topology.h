@@ -75,6 +75,11 @@ mc_link_t mc_topology_link(const mc_topology_t *topo, mc_link_class_t cls);
 double mc_topology_nic_in(const mc_topology_t *topo);
 double mc_topology_nic_out(const mc_topology_t *topo);
 int mc_topology_nics_per_host(const mc_topology_t *topo);
+/* Bytes one NIC passes at once, per direction, after an idle spell: the token bucket of a
+ * shaped NIC (the .topo 'nic ... burst=' attribute; the emulated cluster's tc shaping); 0 for
+ * a plain link, which sends every byte at its rate. The planner does not use it; the
+ * trainer's step simulator does (docs/trainer.md). */
+double mc_topology_nic_burst(const mc_topology_t *topo);
 /* NIC affinity (the .topo 'nic-affinity' line, docs/topology.md): the NIC (0..nics-1 of
  * its host) a device's cross-host bytes leave and enter through. MC_ERR_NOT_FOUND when the
  * topology pools its host's NICs (no such line); MC_ERR_INVALID for a device out of range. */

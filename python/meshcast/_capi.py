@@ -163,6 +163,7 @@ _PROTOTYPES = {
     "mc_topology_nic_in": (c_double, [P]),
     "mc_topology_nic_out": (c_double, [P]),
     "mc_topology_nics_per_host": (c_int, [P]),
+    "mc_topology_nic_burst": (c_double, [P]),
     "mc_topology_host_bandwidth": (c_double, [P]),
     "mc_topology_builtin_names": (POINTER(c_char_p), []),
     # plan.h

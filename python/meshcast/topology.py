@@ -133,6 +133,11 @@ class Topology(Handle):
         return C.mc_topology_nics_per_host(self.ptr)
 
     @property
+    def nic_burst(self) -> float:
+        """Bytes a shaped NIC passes at once after an idle spell (.topo burst=); 0: none."""
+        return C.mc_topology_nic_burst(self.ptr)
+
+    @property
     def host_bandwidth(self) -> float:
         return C.mc_topology_host_bandwidth(self.ptr)
 

@@ -30,6 +30,11 @@ def test_topology_file_and_text_round_trip(tmp_path):
     t = mc.Topology(str(path))
     assert t.hosts == 3 and t.to_text() == text
     assert mc.Topology.parse(text, "mine").to_text() == text
+    # a shaped NIC's burst reads back and survives the text
+    shaped = text.replace("latency=50us\n", "latency=50us burst=128KiB\n", 1)
+    assert shaped != text and t.nic_burst == 0
+    s = mc.Topology.parse(shaped, "shaped")
+    assert s.nic_burst == 131072 and s.to_text() == shaped
 
 
 def test_topology_errors():

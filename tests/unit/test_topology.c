@@ -117,6 +117,7 @@ static void test_builtin_profiles(void **state)
         assert_int_equal(mc_topology_nics_per_host(t), want[i].nics);
         assert_true(mc_topology_nic_in(t) == want[i].nics * want[i].nic_bw);
         assert_true(mc_topology_nic_out(t) == want[i].nics * want[i].nic_bw);
+        assert_true(mc_topology_nic_burst(t) == 0.0); /* plain links: no shaper's bucket */
         mc_topology_destroy(t);
     }
     /* The names list, the embedded table and the table above agree. */
@@ -174,7 +175,24 @@ static void test_units(void **state)
         double want;
     } lat[] = {{"5us", 5e-6},     {"2ms", 2e-3},        {"0.5", 0.5}, {"1s", 1.0},
                {"300ns", 300e-9}, {"7\xc2\xb5s", 7e-6}, {"0", 0.0},   {"0us", 0.0}};
+    static const struct {
+        const char *text;
+        double want;
+    } bytes[] = {{"128KiB", 131072}, {"50000", 50000}, {"1.5MB", 1.5e6},      {"2MiB", 2097152},
+                 {"0B", 0},          {"3KB", 3000},    {"1GiB", 1073741824.0}};
     char text[512];
+    for (size_t i = 0; i < sizeof bytes / sizeof bytes[0]; i++) {
+        snprintf(text, sizeof text,
+                 "hosts 1\ndevices_per_host 1\nlink copy bandwidth=1GB/s latency=1us\n"
+                 "link intra bandwidth=1GB/s latency=1us\nnic count=1 in=1GB/s out=1GB/s "
+                 "latency=1us burst=%s\n",
+                 bytes[i].text);
+        mc_topology_t *t = parse_ok(text);
+        if (mc_topology_nic_burst(t) != bytes[i].want)
+            fail_msg("burst %s -> %.17g, want %.17g", bytes[i].text, mc_topology_nic_burst(t),
+                     bytes[i].want);
+        mc_topology_destroy(t);
+    }
     for (size_t i = 0; i < sizeof bw / sizeof bw[0]; i++) {
         snprintf(text, sizeof text,
                  "hosts 1\ndevices_per_host 1\nlink copy bandwidth=%s latency=1us\n"
@@ -255,6 +273,13 @@ static void test_parse_errors(void **state)
     expect_parse_error(replace_line(2, "hosts 0"), "t.topo:2: hosts '0' must be at least 1");
     expect_parse_error(replace_line(2, "hosts -3"), "hosts '-3' must be at least 1");
     expect_parse_error(replace_line(3, "devices_per_host 0"), "devices_per_host '0' must be");
+    expect_parse_error(replace_line(6, "nic count=1 in=1GB/s out=1GB/s latency=1us burst=-1KiB"),
+                       "t.topo:6: nic burst '-1KiB' must be non-negative");
+    expect_parse_error(replace_line(6, "nic count=1 in=1GB/s out=1GB/s latency=1us burst=2KiB/s"),
+                       "nic burst '2KiB/s': unknown unit 'KiB/s' (use B, KB, MB, GB, KiB, MiB");
+    expect_parse_error(
+        replace_line(6, "nic count=1 in=1GB/s out=1GB/s latency=1us burst=1KiB burst=2KiB"),
+        "nic: duplicate 'burst'");
     expect_parse_error(replace_line(6, "nic count=0 in=1GB/s out=1GB/s latency=1us"),
                        "nic count '0' must be at least 1");
     expect_parse_error(replace_line(2, "hosts 2.5"), "hosts '2.5' is not an integer");
@@ -333,6 +358,7 @@ static void roundtrip(const mc_topology_t *a)
     }
     assert_true(mc_topology_nic_in(a) == mc_topology_nic_in(b));
     assert_true(mc_topology_nic_out(a) == mc_topology_nic_out(b));
+    assert_true(mc_topology_nic_burst(a) == mc_topology_nic_burst(b));
     mc_topology_destroy(b);
     free(buf);
 }
@@ -355,6 +381,12 @@ static void test_roundtrip(void **state)
         "name t2\nhosts 3\ndevices_per_host 5\nlink copy bandwidth=3KiB/s latency=7ns\n"
         "link intra bandwidth=7Mbit/s latency=0.1ms\n"
         "nic count=3 in=0.3Gbit/s out=12.5Gb/s latency=1.5ms\n",
+        "name shaped\nhosts 2\ndevices_per_host 1\nlink copy bandwidth=1GB/s latency=1us\n"
+        "link intra bandwidth=1GB/s latency=1us\n"
+        "nic count=1 in=200Mbit/s out=200Mbit/s latency=457.3us burst=128KiB\n",
+        "name odd burst\nhosts 2\ndevices_per_host 1\nlink copy bandwidth=1GB/s latency=1us\n"
+        "link intra bandwidth=1GB/s latency=1us\n"
+        "nic count=1 in=1GB/s out=1GB/s latency=1us burst=12345.678\n",
         minimal,
     };
     for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {

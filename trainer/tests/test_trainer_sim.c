@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -30,7 +31,8 @@ static tr_sim_costs unit_costs(double f, double b, double comm)
     return c;
 }
 
-static int buckets = 2; /* --dp-buckets */
+static int buckets = 2;      /* --dp-buckets */
+static const char *topology; /* --topology (NULL: cpu-testbed, one host per rank) */
 static tr_bucket last_buckets[8];
 static int nlast_buckets;
 
@@ -49,6 +51,7 @@ static double sim_step(tr_arch arch, int blocks, mc_sched_kind_t kind, int ranks
                          .strategy = MC_STRATEGY_MESHCAST,
                          .sender = MC_SENDER_LB_SIZE,
                          .sums_strategy = -1,
+                         .topology = topology,
                          .costs = costs};
     tr_sim *s = NULL;
     tr_sim_result r;
@@ -63,7 +66,9 @@ static double sim_step(tr_arch arch, int blocks, mc_sched_kind_t kind, int ranks
 }
 
 /* GPipe, 2 ranks, 2 microbatches, F = 1, B = 2, every reshard c = 0.5 (2 blocks: each
- * stage is the embedding or head and one block). By hand:
+ * stage is the embedding or head and one block); the costs' fixed `comm` holds the links
+ * for all of c, and cpu-testbed's NICs have no burst. A reshard goes when both sides have
+ * started it (the receivers start at the top of the step). By hand:
  *   rank 0: F0 [0,1]  F1 [1,2]                        wait; B0 [6,8]  wait; B1 [8,10]
  *   act0 on the wire [1,1.5], act1 [2,2.5]
  *   rank 1: wait; F0 [1.5,2.5]  F1 [2.5,3.5]  B0 [3.5,5.5]  B1 [5.5,7.5]
@@ -84,9 +89,9 @@ static void test_hand_gpipe(void **state)
 }
 
 /* The planner's estimate of one reshard between layouts on the executor's placement
- * (cpu-testbed, one host per rank: world rank w on device 4w). */
-static double estimate(int mdim, const int64_t *mshape, const int64_t *ids, const char *from,
-                       const char *to, int64_t rows, int64_t cols, int hosts)
+ * (cpu-testbed, one host per rank: world rank w on device 4w), or on topology `name`. */
+static double estimate_on(const char *name, int mdim, const int64_t *mshape, const int64_t *ids,
+                          const char *from, const char *to, int64_t rows, int64_t cols, int hosts)
 {
     mc_topology_t *topo;
     mc_mesh_t *mesh;
@@ -95,7 +100,7 @@ static double estimate(int mdim, const int64_t *mshape, const int64_t *ids, cons
     mc_plan_t *plan;
     mc_plan_stats_t st;
     const int64_t shape[2] = {rows, cols};
-    assert_int_equal(mc_topology_load("cpu-testbed", &topo), MC_OK);
+    assert_int_equal(mc_topology_load(name, &topo), MC_OK);
     assert_int_equal(mc_topology_set_hosts(topo, hosts), MC_OK);
     assert_int_equal(mc_mesh_create(mdim, mshape, ids, NULL, &mesh), MC_OK);
     assert_int_equal(mc_spec_parse(from, mesh, 2, &a), MC_OK);
@@ -112,6 +117,129 @@ static double estimate(int mdim, const int64_t *mshape, const int64_t *ids, cons
     mc_mesh_destroy(mesh);
     mc_topology_destroy(topo);
     return st.estimate_s;
+}
+
+static double estimate(int mdim, const int64_t *mshape, const int64_t *ids, const char *from,
+                       const char *to, int64_t rows, int64_t cols, int hosts)
+{
+    return estimate_on("cpu-testbed", mdim, mshape, ids, from, to, rows, cols, hosts);
+}
+
+/* The planner's estimate of a [rows, cols] f32 S0R from a one-device mesh on device 0 to one
+ * on device 1 of topology `name` (the simulator's boundary reshard with one rank per host). */
+static double estimate2(const char *name, int64_t rows, int64_t cols)
+{
+    const int64_t mesh[2] = {1, 1}, src[1] = {0}, dst[1] = {1}, shape[2] = {rows, cols};
+    mc_topology_t *topo;
+    mc_mesh_t *a, *b;
+    mc_spec_t *sa, *sb;
+    mc_layout_t *la, *lb;
+    mc_plan_t *plan;
+    mc_plan_stats_t st;
+    mc_plan_params_t pp = {.field_mask = MC_PLAN_PARAM_STRATEGY | MC_PLAN_PARAM_SENDER,
+                           .strategy = MC_STRATEGY_MESHCAST,
+                           .sender = MC_SENDER_LB_SIZE};
+    assert_int_equal(mc_topology_load(name, &topo), MC_OK);
+    assert_int_equal(mc_mesh_create(2, mesh, src, NULL, &a), MC_OK);
+    assert_int_equal(mc_mesh_create(2, mesh, dst, NULL, &b), MC_OK);
+    assert_int_equal(mc_spec_parse("S0R", a, 2, &sa), MC_OK);
+    assert_int_equal(mc_spec_parse("S0R", b, 2, &sb), MC_OK);
+    assert_int_equal(mc_layout_create(2, shape, MC_DTYPE_F32, a, sa, &la), MC_OK);
+    assert_int_equal(mc_layout_create(2, shape, MC_DTYPE_F32, b, sb, &lb), MC_OK);
+    assert_int_equal(mc_plan_create(la, lb, topo, &pp, &plan), MC_OK);
+    assert_int_equal(mc_plan_query(plan, &st), MC_OK);
+    mc_plan_destroy(plan);
+    mc_layout_destroy(la);
+    mc_layout_destroy(lb);
+    mc_spec_destroy(sa);
+    mc_spec_destroy(sb);
+    mc_mesh_destroy(a);
+    mc_mesh_destroy(b);
+    mc_topology_destroy(topo);
+    return st.estimate_s;
+}
+
+/* A .topo of 2 one-device hosts whose NIC runs `rate` with `latency` and `burst`; the caller
+ * removes the file. */
+static void write_topo(char *path, const char *rate, const char *latency, const char *burst)
+{
+    int fd = mkstemps(path, 5);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    fprintf(f,
+            "name hand\nhosts 2\ndevices_per_host 1\nlink copy bandwidth=1GB/s latency=0\n"
+            "link intra bandwidth=1GB/s latency=0\nnic count=1 in=%s out=%s latency=%s burst=%s\n",
+            rate, rate, latency, burst);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* The latencies do not hold the links. On a NIC of 1000 B/s and 0.5 s latency, one
+ * activation ([B x seq, C] = 16 x 16 f32 = 1024 B) plans to e = 0.5 + 1.024 s; its fixed
+ * part f is the same plan for one element per device (0.5 + 0.004 s) and the rest, h = e -
+ * f = 1.02 s, holds the sender's out and the receiver's in side. GPipe as above (F = 1,
+ * B = 2, 2 microbatches), with 1 < h < 2:
+ *   rank 0: F0 [0,1]  F1 [1,2]; act0 holds 0->1 [1, 1+h], arrives 1+h+f; act1 ready at 2,
+ *           the link free at 1+h > 2: holds [1+h, 1+2h], arrives 1+2h+f
+ *   rank 1: F0 [1+h+f, 2+h+f]  F1 [1+2h+f, 2+2h+f]  B0 .. 4+2h+f  B1 .. 6+2h+f
+ *           grad0 holds 1->0 [4+2h+f, 4+3h+f], arrives 4+3h+2f; grad1 ready at 6+2h+f,
+ *           after the link is free (h < 2): arrives 6+3h+2f
+ *   rank 0: B0 [4+3h+2f, 6+3h+2f]  B1 [6+3h+2f, 8+3h+2f]
+ * step = 8 + 3h + 2f (12.068 s); were the whole estimate to hold the link (the rule before),
+ * 8 + 3e (12.572 s). */
+static void test_hand_latency(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/meshcast-sim-XXXXXX.topo";
+    write_topo(path, "1000B/s", "0.5s", "0");
+    const double e = estimate2(path, B * 8, 16), f = estimate2(path, 1, 1), h = e - f;
+    assert_true(h > 1.0 && h < 2.0 && f >= 0.5);
+    topology = path;
+    assert_float_equal(sim_step(TR_ARCH_GPT, 2, MC_SCHED_GPIPE, 2, 2, 1, NULL, unit_costs(1, 2, 0)),
+                       8.0 + 3.0 * h + 2.0 * f, 1e-9);
+    unlink(path);
+}
+
+/* A shaped NIC's token bucket: a link that idled saves credit (idle time, up to burst / rate)
+ * and a transfer uses it at once; a queued transfer finds none (the link never idled). The
+ * NIC runs 1 MB/s with a 1 MB burst: credit up to 1 s on each side. GPipe as above, every
+ * reshard holding c seconds (the costs' comm).
+ * c = 1.5: act0 at 1 uses the full credit: holds [1, 1.5], both sides' credit 0 at 1.5; act1
+ *   at 2 finds 0.5 s saved (idle [1.5, 2]) on both sides: [2, 3]. Rank 1: F0 [1.5,2.5]
+ *   F1 [3,4] B0 [4,6] B1 [6,8]; 1->0 unused: grad0 at 6 [6, 6.5], grad1 at 8 with 1.5 s idle,
+ *   credit back to 1: [8, 8.5]; rank 0: B0 [6.5,8.5] B1 [8.5,10.5]. step 10.5 (12.5 without).
+ * c = 3: act0 [1, 3] (credit 1); act1 ready at 2 queues until 3 with no credit: [3, 6].
+ *   Rank 1: F0 [3,4] F1 [6,7] B0 [7,9] B1 [9,11]; grad0 at 9 (credit 1) [9, 11]; grad1 at 11
+ *   queues on nothing but the link just ran: credit 0, [11, 14]; rank 0: B0 [11,13]
+ *   B1 [14,16]. step 16 (18 without: act [1,4] [4,7], F [4,5] [7,8], B [8,10] [10,12],
+ *   grad [10,13] [13,16], B [13,15] [16,18]). */
+static void test_hand_burst(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/meshcast-sim-XXXXXX.topo";
+    write_topo(path, "1MB/s", "0", "1MB");
+    topology = path;
+    assert_float_equal(
+        sim_step(TR_ARCH_GPT, 2, MC_SCHED_GPIPE, 2, 2, 1, NULL, unit_costs(1, 2, 1.5)), 10.5, 1e-9);
+    assert_float_equal(sim_step(TR_ARCH_GPT, 2, MC_SCHED_GPIPE, 2, 2, 1, NULL, unit_costs(1, 2, 3)),
+                       16.0, 1e-9);
+    unlink(path);
+    char plain[] = "/tmp/meshcast-sim-XXXXXX.topo";
+    write_topo(plain, "1MB/s", "0", "0"); /* no burst: the links as before */
+    topology = plain;
+    assert_float_equal(
+        sim_step(TR_ARCH_GPT, 2, MC_SCHED_GPIPE, 2, 2, 1, NULL, unit_costs(1, 2, 1.5)), 12.5, 1e-9);
+    assert_float_equal(sim_step(TR_ARCH_GPT, 2, MC_SCHED_GPIPE, 2, 2, 1, NULL, unit_costs(1, 2, 3)),
+                       18.0, 1e-9);
+    unlink(plain);
+}
+
+/* After a test that set a topology file (also when it failed). */
+static int no_topology(void **state)
+{
+    (void)state;
+    topology = NULL;
+    return 0;
 }
 
 /* One pipeline rank of 2 tp ranks, 1 microbatch, 2 blocks: F and B each run 2 sums per
@@ -335,9 +463,12 @@ static void test_executor_order(void **state)
 int main(void)
 {
     tr_blas_single_thread();
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hand_gpipe), cmocka_unit_test(test_hand_tp_sum),
-        cmocka_unit_test(test_hand_dp_sum), cmocka_unit_test(test_flop_costs),
-        cmocka_unit_test(test_executor_order)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_hand_gpipe),
+                                       cmocka_unit_test_teardown(test_hand_latency, no_topology),
+                                       cmocka_unit_test_teardown(test_hand_burst, no_topology),
+                                       cmocka_unit_test(test_hand_tp_sum),
+                                       cmocka_unit_test(test_hand_dp_sum),
+                                       cmocka_unit_test(test_flop_costs),
+                                       cmocka_unit_test(test_executor_order)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
