@@ -54,6 +54,47 @@ mc_heap_item_t mc_heap_remove(mc_heap_t *h, int64_t i)
     return item;
 }
 
+/* Puts item into front[0..n) at its place (n < MC_QUEUE_FRONT). */
+static void front_insert(mc_queue_t *q, int n, mc_heap_item_t item)
+{
+    int i = n;
+    for (; i > 0 && mc_heap_less(&item, &q->front[i - 1]); i--)
+        q->front[i] = q->front[i - 1];
+    q->front[i] = item;
+}
+
+mc_status_t mc_queue_push(mc_queue_t *q, mc_heap_item_t item)
+{
+    if (q->nfront < MC_QUEUE_FRONT) { /* rest is empty */
+        front_insert(q, q->nfront++, item);
+        return MC_OK;
+    }
+    mc_heap_item_t last = q->front[MC_QUEUE_FRONT - 1];
+    if (!mc_heap_less(&item, &last))
+        return mc_heap_push(&q->rest, item);
+    mc_status_t s = mc_heap_push(&q->rest, last); /* the front's last moves to the rest */
+    if (!s)
+        front_insert(q, MC_QUEUE_FRONT - 1, item);
+    return s;
+}
+
+mc_heap_item_t mc_queue_remove(mc_queue_t *q, int i)
+{
+    mc_heap_item_t item = q->front[i];
+    for (; i + 1 < q->nfront; i++)
+        q->front[i] = q->front[i + 1];
+    q->nfront--;
+    if (q->rest.n > 0) /* the rest's least comes after every item of the front */
+        q->front[q->nfront++] = mc_heap_pop(&q->rest);
+    return item;
+}
+
+void mc_queue_free(mc_queue_t *q)
+{
+    mc_heap_free(&q->rest);
+    q->nfront = 0;
+}
+
 void mc_heap_free(mc_heap_t *h)
 {
     free(h->items);

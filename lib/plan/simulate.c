@@ -7,7 +7,7 @@
  * delays a chunk but does not hold the port, as transports keep several messages in flight.
  * Ports are full-duplex and serve one chunk at a time.
  * When a sender port frees, it starts the highest-priority ready chunk whose receiver port
- * is free too (among the next chunks of its MC_HEAP_PEEK best edges; else the one that can
+ * is free too (among the next chunks of its MC_QUEUE_FRONT best edges; else the one that can
  * begin soonest), as a NIC
  * serves whichever stream can make progress. Priority is the chunk's byte offset in its
  * flow, so concurrent flows progress at equal rates as over a fair transport. An edge sends
@@ -65,7 +65,7 @@ typedef struct {
     sim_join_t *joins;
     int64_t *join_children, *join_counts;
     mc_heap_t events;
-    mc_heap_t *waiting;  /* per resource: edges with ready chunks that need it as sender port */
+    mc_queue_t *waiting; /* per resource: edges with ready chunks that need it as sender port */
     double *free_at;     /* per resource: time it becomes free */
     char *busy;          /* per sender resource */
     double *host_free;   /* per host: end of its booked time */
@@ -102,7 +102,7 @@ static mc_status_t queue_edge(sim_t *s, int64_t e)
 {
     const sim_edge_t *se = &s->edges[e];
     double offset = (double)se->next * (double)se->chunk;
-    return mc_heap_push(&s->waiting[se->r_send], (mc_heap_item_t){offset, e, e, se->r_recv});
+    return mc_queue_push(&s->waiting[se->r_send], (mc_heap_item_t){offset, e, e, se->r_recv});
 }
 
 /* count more chunks of edge e arrived at its sender; the edge joins its port's queue if it
@@ -130,40 +130,23 @@ static double book(double *free_at, double inv, double fixed, double start, doub
 /* Starts at most one chunk on sender resource r at time t. */
 static mc_status_t try_start(sim_t *s, int64_t r, double t)
 {
-    mc_heap_t *w = &s->waiting[r];
-    mc_heap_peek_t it;
-    int64_t best = -1, i;
+    mc_queue_t *w = &s->waiting[r];
+    int best = -1;
     mc_status_t st;
-    if (s->busy[r] || w->n == 0)
+    if (s->busy[r] || w->nfront == 0)
         return MC_OK;
     double best_start = 0;
-    if (w->n <= MC_HEAP_PEEK) {
-        /* the lookahead would visit every item: the same choice in one pass over the array,
-         * the least (key, tie) whose receiver is free, else the least start, ties to the
-         * least (key, tie) */
-        for (i = 0; i < w->n; i++) {
-            double start = s->free_at[w->items[i].b];
-            start = start > t ? start : t;
-            if (best < 0 || start < best_start ||
-                (start == best_start && mc_heap_less(&w->items[i], &w->items[best]))) {
-                best_start = start;
-                best = i;
-            }
+    for (int i = 0; i < w->nfront; i++) {
+        double start = s->free_at[w->front[i].b];
+        start = start > t ? start : t;
+        if (best < 0 || start < best_start) {
+            best_start = start;
+            best = i;
         }
-    } else {
-        mc_heap_peek_start(w, &it);
-        while ((i = mc_heap_peek_next(w, &it)) >= 0) {
-            double start = s->free_at[w->items[i].b];
-            start = start > t ? start : t;
-            if (best < 0 || start < best_start) {
-                best_start = start;
-                best = i;
-            }
-            if (start <= t)
-                break;
-        }
+        if (start <= t)
+            break;
     }
-    mc_heap_item_t chosen = mc_heap_remove(w, best);
+    mc_heap_item_t chosen = mc_queue_remove(w, best);
     sim_edge_t *e = &s->edges[chosen.a];
     int64_t k = e->next++;
     if (e->next < e->ready && (st = queue_edge(s, chosen.a)))
@@ -536,7 +519,7 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
         *seconds += plan->topo->reshard_s;
 out:
     for (int64_t r = 0; s.waiting && r < nres; r++)
-        mc_heap_free(&s.waiting[r]);
+        mc_queue_free(&s.waiting[r]);
     mc_heap_free(&s.events);
     free(s.edges);
     free(s.children);
