@@ -66,7 +66,11 @@ static void front_insert(mc_queue_t *q, int n, mc_heap_item_t item)
 mc_status_t mc_queue_push(mc_queue_t *q, mc_heap_item_t item)
 {
     if (q->nfront < MC_QUEUE_FRONT) { /* rest is empty */
-        front_insert(q, q->nfront++, item);
+        mc_status_t s = mc_grow((void **)&q->front, &q->front_cap, q->nfront, sizeof *q->front, 2,
+                                "a simulator queue");
+        if (s)
+            return s;
+        front_insert(q, (int)q->nfront++, item);
         return MC_OK;
     }
     mc_heap_item_t last = q->front[MC_QUEUE_FRONT - 1];
@@ -92,7 +96,9 @@ mc_heap_item_t mc_queue_remove(mc_queue_t *q, int i)
 void mc_queue_free(mc_queue_t *q)
 {
     mc_heap_free(&q->rest);
-    q->nfront = 0;
+    free(q->front);
+    q->front = NULL;
+    q->nfront = q->front_cap = 0;
 }
 
 void mc_heap_free(mc_heap_t *h)

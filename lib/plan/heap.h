@@ -37,8 +37,9 @@ void mc_heap_free(mc_heap_t *h);
  * MC_QUEUE_FRONT items besides one heap operation. */
 #define MC_QUEUE_FRONT 16
 typedef struct {
-    mc_heap_item_t front[MC_QUEUE_FRONT];
-    int nfront;
+    mc_heap_item_t *front; /* grows to MC_QUEUE_FRONT: most ports never queue that many, and a
+                            * plan of 65,536 devices has ~4 ports each */
+    int64_t nfront, front_cap;
     mc_heap_t rest;
 } mc_queue_t;
 
