@@ -702,9 +702,58 @@ static mc_plan_t candidate(const mc_plan_t *plan, int64_t cap)
     return alt;
 }
 
+/* Moves alt's flows and edges into plan (alt gets plan's, for the caller to free). */
+static void adopt(mc_plan_t *plan, mc_plan_t *alt)
+{
+    mc_flow_t *f = plan->flows;
+    mc_edge_t *e = plan->edges;
+    plan->flows = alt->flows;
+    plan->edges = alt->edges;
+    plan->nflows = alt->nflows;
+    plan->nedges = alt->nedges;
+    plan->flows_cap = alt->flows_cap;
+    plan->edges_cap = alt->edges_cap;
+    plan->chunk_cap = alt->chunk_cap;
+    alt->flows = f;
+    alt->edges = e;
+}
+
+/* from's flows and edges again with chunks of at most cap, judged (and moved into plan if
+ * faster) only when some chunk differs: rechunking a copy costs a memcpy where building the
+ * policy again costs its whole construction, and the same chunks would be a repeat. */
+static mc_status_t try_cap(mc_plan_t *plan, const mc_plan_t *from, int64_t cap, best_t *best)
+{
+    mc_plan_t alt = candidate(plan, cap);
+    int keep = 0, same = 1;
+    mc_status_t s = MC_OK;
+    alt.flows = mc_calloc((size_t)from->nflows + 1, sizeof *alt.flows);
+    alt.edges = mc_calloc((size_t)from->nedges + 1, sizeof *alt.edges);
+    alt.flows_cap = from->nflows + 1;
+    alt.edges_cap = from->nedges + 1;
+    alt.nflows = from->nflows;
+    alt.nedges = from->nedges;
+    if (!alt.flows || !alt.edges)
+        s = MC_ERR_NOMEM;
+    if (!s) {
+        memcpy(alt.flows, from->flows, (size_t)from->nflows * sizeof *alt.flows);
+        memcpy(alt.edges, from->edges, (size_t)from->nedges * sizeof *alt.edges);
+        s = mc_plan_set_chunks(&alt);
+    }
+    for (int64_t i = 0; !s && i < alt.nflows && same; i++)
+        same = alt.flows[i].chunk_bytes == from->flows[i].chunk_bytes;
+    if (!s && !same)
+        s = judge(&alt, best, &keep);
+    if (!s && keep)
+        adopt(plan, &alt);
+    free(alt.flows);
+    free(alt.edges);
+    return s;
+}
+
 /* Builds alt with a policy and chunks of at most cap (0: the formula's 4 MiB), and moves it
- * into plan if the simulator finds it faster. */
-static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *best)
+ * into plan if the simulator finds it faster; then, with cap2 > 0, the same flows with chunks
+ * of at most cap2 (try_cap). */
+static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, int64_t cap2, best_t *best)
 {
     mc_plan_t alt = candidate(plan, cap);
     int keep = 0, built = 1;
@@ -713,19 +762,11 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
     best->last_floor = 0;
     if (!s && built && !(s = mc_plan_set_chunks(&alt)))
         s = judge(&alt, best, &keep);
-    if (!s && keep) {
-        mc_flow_t *f = plan->flows;
-        mc_edge_t *e = plan->edges;
-        plan->flows = alt.flows;
-        plan->edges = alt.edges;
-        plan->nflows = alt.nflows;
-        plan->nedges = alt.nedges;
-        plan->flows_cap = alt.flows_cap;
-        plan->edges_cap = alt.edges_cap;
-        plan->chunk_cap = alt.chunk_cap;
-        alt.flows = f;
-        alt.edges = e;
-    }
+    if (!s && keep)
+        adopt(plan, &alt); /* alt now holds plan's old flows */
+    /* the second cap only while the plan is still measurably above the bound */
+    if (!s && built && cap2 > 0 && best->full > 1.001 * plan->stats.lower_bound_s)
+        s = try_cap(plan, keep ? plan : &alt, cap2, best);
     free(alt.flows);
     free(alt.edges);
     return s;
@@ -883,7 +924,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
          * those plans repeat and are skipped) */
         for (int policy = POLICY_REDUCE_NAIVE;
              policy <= POLICY_REDUCE_HIERARCHICAL_HOST_COARSE && !s; policy++)
-            s = try_policy(plan, policy, 0, &best);
+            s = try_policy(plan, policy, 0, 0, &best);
         if (!s)
             s = try_smaller_chunks(plan, &best);
         plan->stats.estimate_s = best.full;
@@ -893,7 +934,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     if (!s && !(s = mc_plan_set_chunks(plan)))
         s = judge(plan, &best, &keep);
     if (!s && per_needer_differs(plan))
-        s = try_policy(plan, POLICY_PER_NEEDER, 0, &best);
+        s = try_policy(plan, POLICY_PER_NEEDER, 0, 0, &best);
     /* lb_order's rounds grow faster than linearly with the pieces: tried up to a limit */
     int last = plan->pieces->npieces <= LB_ORDER_MAX_PIECES ? POLICY_BROADCAST_LB_ORDER
                                                             : POLICY_BROADCAST_LB_SIZE;
@@ -907,7 +948,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
             ((policy != POLICY_MULTIPATH && policy != POLICY_NIC_SPLIT) ||
              multipath_differs(plan)) &&
             (policy != POLICY_SCATTER || scatter_differs(plan)) &&
-            !(s = try_policy(plan, policy, 0, &best))) {
+            !(s = try_policy(plan, policy, 0, 0, &best))) {
             first[policy] = best.last;
             floor_only[policy] = (char)best.last_floor;
         }
@@ -924,7 +965,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         if (floor_only[policy] && first[policy] <= SECOND_SLACK * best.full)
             s = screen_again(plan, policy, SECOND_SLACK * best.full, &first[policy]);
         if (!s && first[policy] <= SECOND_SLACK * best.full)
-            s = try_policy(plan, policy, SECOND_CAP, &best);
+            s = try_policy(plan, policy, SECOND_CAP, 0, &best);
     }
     if (!s && refine)
         s = try_chunk_cap(plan, &best);
@@ -933,9 +974,8 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     int hs = !s && host_scatter_differs(plan);
     for (int policy = POLICY_HOST_SCATTER; policy <= POLICY_HOST_SCATTER_DIRECT && hs && !s;
          policy++)
-        for (int64_t cap = 0; cap <= (refine ? SECOND_CAP : 0) && !s; cap += SECOND_CAP)
-            if (best.full > 1.001 * plan->stats.lower_bound_s)
-                s = try_policy(plan, policy, cap, &best);
+        if (best.full > 1.001 * plan->stats.lower_bound_s)
+            s = try_policy(plan, policy, 0, refine ? SECOND_CAP : 0, &best);
     if (!s && best.full > REFINE_ABOVE_FLOOR * floor)
         s = try_matchings(plan, &best);
     plan->stats.estimate_s = best.full;
