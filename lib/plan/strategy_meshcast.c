@@ -645,6 +645,62 @@ static int host_scatter_differs(const mc_plan_t *plan)
     return 0;
 }
 
+/* A candidate built from plan's pieces with a policy and chunks of at most cap, no flows yet
+ * (the caller frees alt.flows and alt.edges). */
+static mc_plan_t candidate(const mc_plan_t *plan, int64_t cap)
+{
+    mc_plan_t alt = *plan;
+    alt.chunk_cap = cap;
+    alt.flows = NULL;
+    alt.edges = NULL;
+    alt.nflows = alt.flows_cap = alt.nedges = alt.edges_cap = 0;
+    return alt;
+}
+
+/* A copy of plan's flows with only the edges that cross a NIC and those that bring a flow to
+ * the devices sending its crossings (so the fan-outs inside the hosts left out): an eighth of
+ * a host scatter plan's edges on 8-device hosts. Its estimate is a floor of the plan's (fewer
+ * transfers on the same ports; on the 307 host scatter variants of seeds 1-4 of the scale
+ * benchmark never above it, and equal on most). */
+static mc_status_t nic_skeleton(const mc_plan_t *plan, mc_plan_t *out)
+{
+    const mc_topology_t *topo = plan->topo;
+    *out = candidate(plan, plan->chunk_cap);
+    out->flows = mc_calloc((size_t)plan->nflows + 1, sizeof *out->flows);
+    out->edges = mc_calloc((size_t)plan->nedges + 1, sizeof *out->edges);
+    int64_t *feeds = mc_calloc((size_t)mc_topology_devices(topo), sizeof *feeds);
+    char *keep = mc_calloc((size_t)plan->nedges + 1, 1);
+    if (!out->flows || !out->edges || !feeds || !keep) {
+        free(feeds);
+        free(keep);
+        return MC_ERR_NOMEM;
+    }
+    out->flows_cap = plan->nflows + 1;
+    out->edges_cap = plan->nedges + 1;
+    for (int64_t i = 0; i < plan->nflows; i++) {
+        mc_flow_t f = plan->flows[i];
+        const mc_edge_t *e = plan->edges + f.edge0;
+        /* children come after their parents: backwards, an edge is kept if it crosses a NIC
+         * or brings the flow to a device that sends a kept edge */
+        for (int64_t j = f.nedges - 1; j >= 0; j--)
+            if (feeds[e[j].to] == i + 1 || mc_edge_class(topo, e[j].from, e[j].to) == MC_LINK_NIC) {
+                keep[f.edge0 + j] = 1;
+                feeds[e[j].from] = i + 1;
+            }
+        f.edge0 = out->nedges;
+        f.nedges = 0;
+        for (int64_t j = 0; j < plan->flows[i].nedges; j++)
+            if (keep[plan->flows[i].edge0 + j]) {
+                out->edges[out->nedges++] = e[j];
+                f.nedges++;
+            }
+        out->flows[out->nflows++] = f;
+    }
+    free(feeds);
+    free(keep);
+    return MC_OK;
+}
+
 /* Builds alt's flows with a policy; *built is 0 when the policy has no plan of its own. */
 static mc_status_t build_policy(mc_plan_t *alt, int policy, int *built)
 {
@@ -690,18 +746,6 @@ static mc_status_t build_policy(mc_plan_t *alt, int policy, int *built)
     return s;
 }
 
-/* A candidate built from plan's pieces with a policy and chunks of at most cap, no flows yet
- * (the caller frees alt.flows and alt.edges). */
-static mc_plan_t candidate(const mc_plan_t *plan, int64_t cap)
-{
-    mc_plan_t alt = *plan;
-    alt.chunk_cap = cap;
-    alt.flows = NULL;
-    alt.edges = NULL;
-    alt.nflows = alt.flows_cap = alt.nedges = alt.edges_cap = 0;
-    return alt;
-}
-
 /* Moves alt's flows and edges into plan (alt gets plan's, for the caller to free). */
 static void adopt(mc_plan_t *plan, mc_plan_t *alt)
 {
@@ -718,9 +762,25 @@ static void adopt(mc_plan_t *plan, mc_plan_t *alt)
     alt->edges = e;
 }
 
-/* from's flows and edges again with chunks of at most cap, judged (and moved into plan if
- * faster) only when some chunk differs: rechunking a copy costs a memcpy where building the
- * policy again costs its whole construction, and the same chunks would be a repeat. */
+/* A floor of host scatter variant a's estimate, or a number above limit: its skeleton's
+ * estimate (nic_skeleton), simulated within limit, or the plan's floor where the skeleton
+ * keeps more than half the edges (its simulation would save too little). */
+static mc_status_t variant_floor(const mc_plan_t *a, double limit, double *floor)
+{
+    mc_plan_t skeleton;
+    mc_status_t s = nic_skeleton(a, &skeleton);
+    if (!s)
+        s = 2 * skeleton.nedges > a->nedges ? mc_plan_floor(a, floor)
+                                            : mc_plan_simulate_within(&skeleton, limit, floor);
+    free(skeleton.flows);
+    free(skeleton.edges);
+    return s;
+}
+
+/* Host scatter variant from's flows and edges again with chunks of at most cap, judged (and
+ * moved into plan if faster) only when some chunk differs and its floor (variant_floor) is
+ * below the best estimate: rechunking a copy costs a memcpy where building the policy again
+ * costs its whole construction, and the same chunks would be a repeat. */
 static mc_status_t try_cap(mc_plan_t *plan, const mc_plan_t *from, int64_t cap, best_t *best)
 {
     mc_plan_t alt = candidate(plan, cap);
@@ -741,7 +801,10 @@ static mc_status_t try_cap(mc_plan_t *plan, const mc_plan_t *from, int64_t cap, 
     }
     for (int64_t i = 0; !s && i < alt.nflows && same; i++)
         same = alt.flows[i].chunk_bytes == from->flows[i].chunk_bytes;
+    double floor = 0;
     if (!s && !same)
+        s = variant_floor(&alt, best->full, &floor);
+    if (!s && !same && floor < best->full)
         s = judge(&alt, best, &keep);
     if (!s && keep)
         adopt(plan, &alt);
@@ -751,9 +814,8 @@ static mc_status_t try_cap(mc_plan_t *plan, const mc_plan_t *from, int64_t cap, 
 }
 
 /* Builds alt with a policy and chunks of at most cap (0: the formula's 4 MiB), and moves it
- * into plan if the simulator finds it faster; then, with cap2 > 0, the same flows with chunks
- * of at most cap2 (try_cap). */
-static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, int64_t cap2, best_t *best)
+ * into plan if the simulator finds it faster. */
+static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *best)
 {
     mc_plan_t alt = candidate(plan, cap);
     int keep = 0, built = 1;
@@ -763,12 +825,56 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, int64_t 
     if (!s && built && !(s = mc_plan_set_chunks(&alt)))
         s = judge(&alt, best, &keep);
     if (!s && keep)
-        adopt(plan, &alt); /* alt now holds plan's old flows */
-    /* the second cap only while the plan is still measurably above the bound */
-    if (!s && built && cap2 > 0 && best->full > 1.001 * plan->stats.lower_bound_s)
-        s = try_cap(plan, keep ? plan : &alt, cap2, best);
+        adopt(plan, &alt);
     free(alt.flows);
     free(alt.edges);
+    return s;
+}
+
+/* Host scatter's three variants (star, mixed, direct), each with the formula's chunks and,
+ * with cap2 > 0, chunks of at most cap2 (try_cap). All three are built and their floors found
+ * (variant_floor); then they are judged in the order of their floors, each only while its
+ * floor is below the best estimate so far and the plan is measurably above the bound. A
+ * variant simulates as many edges as the others' refined plans together (up to 131,072
+ * deliveries), its skeleton an eighth of them on 8-device hosts, so a variant that cannot
+ * win mostly costs a fraction of a simulation. */
+static mc_status_t try_host_scatter(mc_plan_t *plan, int64_t cap2, best_t *best)
+{
+    enum { N = POLICY_HOST_SCATTER_DIRECT - POLICY_HOST_SCATTER + 1 };
+    mc_plan_t alt[N];
+    double floor[N];
+    int order[N], built = 1;
+    mc_status_t s = MC_OK;
+    /* nothing after host scatter asks for the best screened estimate, so a simulation may
+     * stop at the best full one (judge's limit is the larger of the two) */
+    if (best->screened > best->full)
+        best->screened = best->full;
+    for (int v = 0; v < N; v++) {
+        alt[v] = candidate(plan, 0);
+        floor[v] = INFINITY;
+        order[v] = v;
+    }
+    for (int v = 0; v < N && !s; v++)
+        if (!(s = build_policy(&alt[v], POLICY_HOST_SCATTER + v, &built)) &&
+            !(s = mc_plan_set_chunks(&alt[v])))
+            s = variant_floor(&alt[v], best->full, &floor[v]);
+    for (int i = 1; i < N; i++) /* insertion sort by floor: the likeliest winner first */
+        for (int j = i; j > 0 && floor[order[j]] < floor[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (int i = 0; i < N && !s && best->full > 1.001 * plan->stats.lower_bound_s; i++) {
+        int v = order[i], keep = 0;
+        if (floor[v] < best->full && !(s = judge(&alt[v], best, &keep)) && keep)
+            adopt(plan, &alt[v]); /* alt[v] now holds plan's old flows */
+        if (!s && cap2 > 0 && best->full > 1.001 * plan->stats.lower_bound_s)
+            s = try_cap(plan, keep ? plan : &alt[v], cap2, best);
+    }
+    for (int v = 0; v < N; v++) {
+        free(alt[v].flows);
+        free(alt[v].edges);
+    }
     return s;
 }
 
@@ -924,7 +1030,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
          * those plans repeat and are skipped) */
         for (int policy = POLICY_REDUCE_NAIVE;
              policy <= POLICY_REDUCE_HIERARCHICAL_HOST_COARSE && !s; policy++)
-            s = try_policy(plan, policy, 0, 0, &best);
+            s = try_policy(plan, policy, 0, &best);
         if (!s)
             s = try_smaller_chunks(plan, &best);
         plan->stats.estimate_s = best.full;
@@ -934,7 +1040,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     if (!s && !(s = mc_plan_set_chunks(plan)))
         s = judge(plan, &best, &keep);
     if (!s && per_needer_differs(plan))
-        s = try_policy(plan, POLICY_PER_NEEDER, 0, 0, &best);
+        s = try_policy(plan, POLICY_PER_NEEDER, 0, &best);
     /* lb_order's rounds grow faster than linearly with the pieces: tried up to a limit */
     int last = plan->pieces->npieces <= LB_ORDER_MAX_PIECES ? POLICY_BROADCAST_LB_ORDER
                                                             : POLICY_BROADCAST_LB_SIZE;
@@ -948,7 +1054,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
             ((policy != POLICY_MULTIPATH && policy != POLICY_NIC_SPLIT) ||
              multipath_differs(plan)) &&
             (policy != POLICY_SCATTER || scatter_differs(plan)) &&
-            !(s = try_policy(plan, policy, 0, 0, &best))) {
+            !(s = try_policy(plan, policy, 0, &best))) {
             first[policy] = best.last;
             floor_only[policy] = (char)best.last_floor;
         }
@@ -965,17 +1071,15 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         if (floor_only[policy] && first[policy] <= SECOND_SLACK * best.full)
             s = screen_again(plan, policy, SECOND_SLACK * best.full, &first[policy]);
         if (!s && first[policy] <= SECOND_SLACK * best.full)
-            s = try_policy(plan, policy, SECOND_CAP, 0, &best);
+            s = try_policy(plan, policy, SECOND_CAP, &best);
     }
     if (!s && refine)
         s = try_chunk_cap(plan, &best);
     /* host scatter last, against the refined plans: its stripes are small already, and as a
      * first-round candidate it won plans that the others' refinement would have beaten */
     int hs = !s && host_scatter_differs(plan);
-    for (int policy = POLICY_HOST_SCATTER; policy <= POLICY_HOST_SCATTER_DIRECT && hs && !s;
-         policy++)
-        if (best.full > 1.001 * plan->stats.lower_bound_s)
-            s = try_policy(plan, policy, 0, refine ? SECOND_CAP : 0, &best);
+    if (hs && best.full > 1.001 * plan->stats.lower_bound_s)
+        s = try_host_scatter(plan, refine ? SECOND_CAP : 0, &best);
     if (!s && best.full > REFINE_ABOVE_FLOOR * floor)
         s = try_matchings(plan, &best);
     plan->stats.estimate_s = best.full;
