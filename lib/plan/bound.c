@@ -2,12 +2,12 @@
  *   host NIC in:    max_h R_h / B_in(h)                                  + α_nic
  *   host set out:   max_X E(X) / B_out(X)  (max-closure, parametric min-cut) + α_nic
  *   all NICs:       Σ_h R_h / Σ_h B_out(h)                               + α_nic
- *   device in/out:  max_d R_d / (B_intra + B_in(h(d))),
- *                   max_d E_d / (B_intra + B_out(h(d)))                  + min(α_intra, α_nic)
+ *   device in/out:  R_d ≤ B_intra·(T − α_intra)⁺ + B_in(h(d))·(T − α_nic)⁺, and E_d likewise
+ *                   with B_out (mc_bound_paths: each port its own latency)
  *   local copies:   max_d C_d / B_copy                                   + α_copy
  *   host bandwidth: max_h Σ_{d in h} R_d / (H + B_in(h))                 + min(α_intra, α_nic)
- *   host ports:     max_h Σ_{d in h} R_d / (n_h·B_intra + B_in(h)),
- *                   max_h Σ_{d in h} E_d / (e_h·B_intra + B_out(h))      + min(α_intra, α_nic)
+ *   host ports:     Σ_{d in h} R_d through n_h·B_intra and B_in(h), Σ_{d in h} E_d through
+ *                   e_h·B_intra and B_out(h), each with its latency (mc_bound_paths)
  *   own host:       max_d min(α_nic, max(R_d / B_intra + α_intra, L_d's copies to d's
  *                   host mates through d's out-port, straight or relayed: mc_bound_relay))
  *   slow start:     needing hosts' NICs pass bytes by T − α_nic − α_intra that, before
@@ -515,12 +515,12 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         r_host[mc_topology_host_of(topo, d)] += r_dev[d];
         e_host[mc_topology_host_of(topo, d)] += e_dev[d];
     }
-    for (int64_t h = 0; h < nhost; h++) {
-        if (r_host[h] > 0 &&
-            (t = r_host[h] / ((double)count[h] * intra.bandwidth + b_in) + min_latency) > bound)
+    for (int64_t h = 0; h < nhost; h++) { /* each port with its own latency: bound_paths.c */
+        if ((t = mc_bound_paths(r_host[h], (double)count[h] * intra.bandwidth, intra.latency, b_in,
+                                nic.latency)) > bound)
             bound = t;
-        if (e_host[h] > 0 &&
-            (t = e_host[h] / ((double)tmp[h] * intra.bandwidth + b_out) + min_latency) > bound)
+        if ((t = mc_bound_paths(e_host[h], (double)tmp[h] * intra.bandwidth, intra.latency, b_out,
+                                nic.latency)) > bound)
             bound = t;
     }
     /* device sets: what only D holds in a host leaves D's out-ports or enters the NIC */
@@ -539,9 +539,11 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     if (copies && nown > 0)
         own_relays(own, nown, items, intra.bandwidth, intra.latency, l_dev);
     for (int64_t d = 0; d < ndev; d++) {
-        if (r_dev[d] > 0 && (t = r_dev[d] / (intra.bandwidth + b_in) + min_latency) > bound)
+        if ((t = mc_bound_paths(r_dev[d], intra.bandwidth, intra.latency, b_in, nic.latency)) >
+            bound)
             bound = t;
-        if (e_dev[d] > 0 && (t = e_dev[d] / (intra.bandwidth + b_out) + min_latency) > bound)
+        if ((t = mc_bound_paths(e_dev[d], intra.bandwidth, intra.latency, b_out, nic.latency)) >
+            bound)
             bound = t;
         if (c_dev[d] > 0 && (t = c_dev[d] / copy.bandwidth + copy.latency) > bound)
             bound = t;

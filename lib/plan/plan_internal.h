@@ -179,6 +179,10 @@ typedef struct {
 } mc_relay_item_t;
 double mc_bound_relay(mc_relay_item_t *items, int64_t n, double bw, double alpha1, double alpha2);
 
+/* The least T with bytes <= b1·(T − a1)⁺ + b2·(T − a2)⁺: bytes through two ports, each
+ * delivering its link latency after it passed them (lib/plan/bound_paths.c). */
+double mc_bound_paths(double bytes, double b1, double a1, double b2, double a2);
+
 /* The slow-start term: needing hosts' lacking pieces as items grouped per host
  * (items[off[h] .. off[h+1]), copies: the host's devices that need it), senders the hosts
  * holding pieces others lack (lib/plan/bound_start.c). Reorders items within each host. */

@@ -19,9 +19,13 @@
  * The scatter candidate cuts a piece into one stripe per needer of its widest host, holding
  * hosts included (down to 16 KiB), each entering a different needer, which passes it on:
  * a scatter and an all-gather inside the host, so a lone holder's out-port sends each byte
- * once rather than once per child of a tree. The NIC split candidate (strategy_nic_split.c)
- * sends directly, moving the share of the locally held bytes onto the NIC that balances the
- * device ports against it.
+ * once rather than once per child of a tree. The host scatter candidate, tried last against
+ * the others' refined plans, does the same over hosts: one stripe per needing host (down to
+ * 4 KiB), sent by a holder to the host it enters first, which sends it on to every other
+ * needing host (a star), so every needing host's NIC forwards a share as soon as its first
+ * stripe is in, rather than a tree's one NIC latency per level. The NIC split candidate
+ * (strategy_nic_split.c) sends directly, moving the share of the locally held bytes onto the NIC
+ * that balances the device ports against it.
  *
  * A partial source (a reduction) gets the naive or a reduce-scatter plan
  * (strategy_reduce_scatter.c; with or without host pre-combining), whichever the simulator
@@ -40,6 +44,16 @@
 /* The scatter policy's least stripe: one stripe per needer of a host, however small the
  * piece, so that a holder's out-port sends each byte once and its mates pass it on. */
 #define SCATTER_STRIPE_BYTES (16 << 10)
+/* The host scatter policy's least stripe: one stripe per needing host; smaller than
+ * scatter's, since a stripe's bytes leave its first host once per other host, and in the
+ * cost model a smaller stripe only shortens the pipeline (g0172 of the scale benchmark:
+ * 1.214 of the bound at 16 KiB, 1.055 at 4 KiB). */
+#define HOST_SCATTER_STRIPE_BYTES (4 << 10)
+/* Host scatter's cost: its stripes grow so that they make at most this many deliveries (a
+ * stripe to a needer: an edge to simulate), about the edges of its largest plans on the
+ * scale benchmark that still gain (g0172: 65,016); g0014 of seed 3 (256 MiB to 127 devices)
+ * made 504k at 64 KiB and took 1.1 s. */
+#define HOST_SCATTER_MAX_DELIVERIES 131072
 /* Scatter's cost: stripes grow so that the tensor makes at most SCATTER_MAX_STRIPES (each a
  * flow to simulate, with an edge per needer), and it is tried up to SCATTER_MAX_PIECES pieces
  * (above, the other candidates' simulations already fill the plan time: 8,192 pieces in
@@ -71,7 +85,11 @@ enum {
     POLICY_REDUCE_SCATTER_HOST, /* the same two with host-local pre-combining */
     POLICY_REDUCE_HIERARCHICAL_HOST,
     POLICY_REDUCE_SCATTER_HOST_COARSE, /* and with one stripe per host */
-    POLICY_REDUCE_HIERARCHICAL_HOST_COARSE
+    POLICY_REDUCE_HIERARCHICAL_HOST_COARSE,
+    /* tried last, against the others' refined plans */
+    POLICY_HOST_SCATTER,       /* per needing host, each a star from the host it enters first */
+    POLICY_HOST_SCATTER_MIX,   /* the same, each crossing from a holder or that host */
+    POLICY_HOST_SCATTER_DIRECT /* the same, each crossing from a holder */
 };
 
 typedef struct {
@@ -84,13 +102,15 @@ typedef struct {
     int64_t *served;  /* hosts the current stripe reached, in order */
     int64_t *order;   /* needing host runs, rotated per stripe */
     int64_t *relayed; /* per device: flow + 1 it relays over the rails (rail_relay) */
+    int overlap;      /* pick_sender: a relay's NIC sends while the stripe comes in */
 } ctx_t;
 
 /* Sender for the next host crossing of a stripe: among the holder hosts (ready at 0) and
  * the hosts the stripe already reached (served[0..nserved), host ids), the one whose copy
  * the α–β model sees leave first: its ready time plus its NIC egress so far over the NIC
- * rate. From a holder host its least-loaded holder, from a relay host the device that got
- * it; *host gets the sending host. */
+ * rate (with c->overlap the later of the two: a relay's NIC sends its other stripes while
+ * this one comes in). From a holder host its least-loaded holder, from a relay host the device that
+ * got it; *host gets the sending host. */
 static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, int nn, const int64_t *served,
                            int nserved, int64_t to, int64_t *host)
 {
@@ -104,7 +124,8 @@ static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, int nn, const 
         }
     }
     for (int i = 0; i < nserved; i++) {
-        double t = c->ready[served[i]] + c->loads.host_send[served[i]] * inv;
+        double busy = c->loads.host_send[served[i]] * inv, ready = c->ready[served[i]];
+        double t = c->overlap ? fmax(ready, busy) : ready + busy;
         if (t < best_t) {
             best = served[i];
             best_t = t;
@@ -202,7 +223,7 @@ static int64_t local_or_remote(ctx_t *c, const mc_piece_t *p, int nh, const mc_h
 }
 
 static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_needer,
-                              int64_t min_stripe, int multipath, int scatter)
+                              int64_t min_stripe, int multipath, int scatter, int host_scatter)
 {
     mc_plan_t *plan = c->plan;
     const mc_piece_t *p = &plan->pieces->pieces[i];
@@ -227,6 +248,10 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
     for (int g = 0; scatter && g < nn; g++)
         if (c->nruns[g].count > k64)
             k64 = c->nruns[g].count;
+    /* host scatter: one stripe per needing host, which passes it on to the others (a
+     * scatter and an all-gather over the hosts) */
+    if (host_scatter && nneed > k64)
+        k64 = nneed;
     int k = (int)(k64 < want ? k64 : (want > 1 ? want : 1));
     k = mc_box_split(&p->box, ndim, k, c->stripes);
     for (int st = 0; st < k && !s; st++) {
@@ -254,7 +279,15 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
             const mc_host_run_t *g = &c->nruns[c->order[(j + st + rotation) % nneed]];
             const int64_t *needers = p->needers + g->first;
             int64_t via, to = mc_least_loaded(needers, g->count, c->loads.dev_nic_recv);
-            int64_t from = pick_sender(c, p, nh, nn, c->served, j, to, &via);
+            int64_t from;
+            if (host_scatter == 1 && j > 0) /* a star from the host the stripe entered first */
+                from = c->entry[via = c->served[0]];
+            else if (host_scatter == 2 && j > 0) /* from that host or a holder */
+                from = pick_sender(c, p, nh, nn, c->served, 1, to, &via);
+            else if (host_scatter == 3) /* from a holder: the holders' NICs are enough */
+                from = pick_sender(c, p, nh, nn, c->served, 0, to, &via);
+            else
+                from = pick_sender(c, p, nh, nn, c->served, j, to, &via);
             if ((s = rail_relay(c, p, from, to, bytes, &from)))
                 break;
             mc_loads_add(&c->loads, topo, from, to, bytes);
@@ -293,7 +326,7 @@ static mc_status_t plan_direct(ctx_t *c, int64_t i)
 static mc_status_t build(mc_plan_t *plan, int policy)
 {
     const mc_pieces_t *ps = plan->pieces;
-    ctx_t c = {.plan = plan};
+    ctx_t c = {.plan = plan, .overlap = policy == POLICY_HOST_SCATTER_MIX};
     int64_t most = 1, nhost = mc_topology_hosts(plan->topo), *by_size = NULL;
     for (int64_t i = 0; i < ps->npieces; i++) {
         if (ps->pieces[i].nholders > most)
@@ -319,12 +352,18 @@ static mc_status_t build(mc_plan_t *plan, int policy)
     }
     /* scatter's least stripe: SCATTER_STRIPE_BYTES, or larger so that the tensor makes at
      * most SCATTER_MAX_STRIPES stripes */
-    double total = 0;
-    for (int64_t i = 0; i < ps->npieces; i++)
+    double total = 0, delivered = 0;
+    for (int64_t i = 0; i < ps->npieces; i++) {
         total += (double)ps->pieces[i].bytes;
-    int64_t scatter_stripe = SCATTER_STRIPE_BYTES;
+        delivered += (double)ps->pieces[i].bytes * (double)ps->pieces[i].nneeders;
+    }
+    int64_t scatter_stripe = SCATTER_STRIPE_BYTES, host_stripe = HOST_SCATTER_STRIPE_BYTES;
     if (total / SCATTER_MAX_STRIPES > (double)scatter_stripe)
         scatter_stripe = (int64_t)(total / SCATTER_MAX_STRIPES);
+    if (total / SCATTER_MAX_STRIPES > (double)host_stripe)
+        host_stripe = (int64_t)(total / SCATTER_MAX_STRIPES);
+    if (delivered / HOST_SCATTER_MAX_DELIVERIES > (double)host_stripe)
+        host_stripe = (int64_t)(delivered / HOST_SCATTER_MAX_DELIVERIES);
     /* most plans have about one flow and edge per (piece, needer): reserve that up front */
     if ((s = mc_grow((void **)&plan->flows, &plan->flows_cap, plan->flows_cap, sizeof *plan->flows,
                      ps->npieces + 1, "the plan's flows")) ||
@@ -335,11 +374,16 @@ static mc_status_t build(mc_plan_t *plan, int policy)
             s = policy == POLICY_DIRECT
                     ? plan_direct(&c, by_size[k])
                     : plan_piece(&c, by_size[k], k, policy != POLICY_PER_HOLDER,
-                                 policy == POLICY_FINE      ? FINE_STRIPE_BYTES
-                                 : policy == POLICY_SCATTER ? scatter_stripe
-                                                            : MIN_STRIPE_BYTES,
+                                 policy == POLICY_FINE           ? FINE_STRIPE_BYTES
+                                 : policy == POLICY_SCATTER      ? scatter_stripe
+                                 : policy >= POLICY_HOST_SCATTER ? host_stripe
+                                                                 : MIN_STRIPE_BYTES,
                                  policy == POLICY_MULTIPATH || policy == POLICY_SCATTER,
-                                 policy == POLICY_SCATTER);
+                                 policy == POLICY_SCATTER,
+                                 policy == POLICY_HOST_SCATTER          ? 1
+                                 : policy == POLICY_HOST_SCATTER_MIX    ? 2
+                                 : policy == POLICY_HOST_SCATTER_DIRECT ? 3
+                                                                        : 0);
     if (!s)
         s = mc_plan_order_rounds(plan);
 out:
@@ -377,9 +421,9 @@ static int per_needer_differs(const mc_plan_t *plan)
 /* Candidates screened within this factor of the best so far are simulated in full. */
 #define SCREEN_SLACK 1.10
 
-/* Most candidates a plan judges (13 policies, then 12 again with SECOND_CAP), remembered to skip
+/* Most candidates a plan judges (16 policies, then 15 again with SECOND_CAP), remembered to skip
  * repeats. */
-#define MAX_SEEN 26
+#define MAX_SEEN 32
 /* The chunk cap of the candidates' second round, which a plan gets when its estimate is more
  * than REFINE_ABOVE_BOUND times the bound and REFINE_ABOVE_FLOOR times its own floor (busiest
  * port, longest path): smaller chunks only cut the pipeline fill between the two, and each
@@ -572,6 +616,31 @@ static int scatter_differs(const mc_plan_t *plan)
                 if (mc_topology_host_of(topo, p->holders[k]) == h)
                     return 1;
         }
+    }
+    return 0;
+}
+
+/* Whether the host scatter policy would build a plan of its own: some piece goes to three or
+ * more hosts that hold none of it (with two, the star is the tree the others build). */
+static int host_scatter_differs(const mc_plan_t *plan)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    const mc_topology_t *topo = plan->topo;
+    if (ps->npieces > SCATTER_MAX_PIECES)
+        return 0;
+    for (int64_t i = 0; i < ps->npieces; i++) {
+        const mc_piece_t *p = &ps->pieces[i];
+        int64_t hosts = 0, last = -1;
+        for (int j = 0; j < p->nneeders && hosts < 3; j++) {
+            int64_t h = mc_topology_host_of(topo, p->needers[j]);
+            int held = 0;
+            for (int k = 0; k < p->nholders && !held; k++)
+                held = mc_topology_host_of(topo, p->holders[k]) == h;
+            hosts += h != last && !held;
+            last = h;
+        }
+        if (hosts >= 3)
+            return 1;
     }
     return 0;
 }
@@ -859,6 +928,14 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     }
     if (!s && refine)
         s = try_chunk_cap(plan, &best);
+    /* host scatter last, against the refined plans: its stripes are small already, and as a
+     * first-round candidate it won plans that the others' refinement would have beaten */
+    int hs = !s && host_scatter_differs(plan);
+    for (int policy = POLICY_HOST_SCATTER; policy <= POLICY_HOST_SCATTER_DIRECT && hs && !s;
+         policy++)
+        for (int64_t cap = 0; cap <= (refine ? SECOND_CAP : 0) && !s; cap += SECOND_CAP)
+            if (best.full > 1.001 * plan->stats.lower_bound_s)
+                s = try_policy(plan, policy, cap, &best);
     if (!s && best.full > REFINE_ABOVE_FLOOR * floor)
         s = try_matchings(plan, &best);
     plan->stats.estimate_s = best.full;

@@ -6,7 +6,10 @@
  * every forest rooted at the holders that reaches every needer (needers relay: a plan's
  * devices are its meshes'), in 1, 2 or 4 chunks. Then NSLOW more instances of one holder
  * whose needers are all on other hosts (3-4 hosts, latencies > 0), where the slow-start term
- * (bound_start.c) can exceed the others. MC_TEST_SEED=N runs one instance. */
+ * (bound_start.c) can exceed the others, and NPATHS of one needer whose host mate and a
+ * device of another host hold the piece (latencies > 0), where the two-path term
+ * (bound_paths.c: each port its own latency) exceeds the fluid device term. MC_TEST_SEED=N
+ * runs one instance. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,7 +23,8 @@
 #include "random_case.h"
 
 #define NINSTANCES 400
-#define NSLOW 400 /* then instances of one holder host feeding the others */
+#define NSLOW 400  /* then instances of one holder host feeding the others */
+#define NPATHS 200 /* then one needer fed by a host mate or over the NIC */
 #define MAXDEV 8
 
 typedef struct {
@@ -109,23 +113,30 @@ static double pick(rc_rng_t *r, const double *v, int n)
 
 /* One instance; returns the fastest estimate / bound and adds the valid plans to *total;
  * counts in decided[0] / [1] the instances where the device-set / slow-start term gives the
- * bound. */
+ * bound, in decided[2] the slow-start instances where it exceeds the older terms, in
+ * decided[3] the two-path instances where the two-path term gives the bound above the fluid
+ * device term. */
 static double run_instance(uint64_t seed, int64_t *total, int *decided)
 {
     rc_rng_t r = {seed * 0x2545f4914f6cdd1dull + 17};
     static const double bw[] = {1e6, 4e6, 16e6, 64e6}, lat[] = {0, 1e-6, 4e-6, 16e-6};
-    int family = seed > NINSTANCES; /* slow start: one holder, needers on other hosts */
-    int hosts = (int)rc_range(&r, 2 + family, 4), dph = (int)rc_range(&r, 1, 2);
+    /* 1: slow start (one holder, needers on other hosts); 2: two paths */
+    int family = seed > NINSTANCES + NSLOW ? 2 : seed > NINSTANCES;
+    int hosts = (int)rc_range(&r, 2 + (family == 1), 4), dph = (int)rc_range(&r, 1, 2);
     int two_stripes = rc_range(&r, 0, 1), most = two_stripes ? 3 : 5; /* needers */
+    if (family == 2) {
+        dph = 2;
+        two_stripes = 1;
+    }
     space_t sp = {.ndev = hosts * dph};
     char text[512];
     snprintf(text, sizeof text,
              "hosts %d\ndevices_per_host %d\nlink copy bandwidth=1TB/s latency=0\n"
              "link intra bandwidth=%.0fB/s latency=%.9fs\n"
              "nic count=%d in=%.0fB/s out=%.0fB/s latency=%.9fs\n",
-             hosts, dph, pick(&r, bw, 4), pick(&r, lat + family, 4 - family),
+             hosts, dph, pick(&r, bw, 4), pick(&r, lat + !!family, 4 - !!family),
              (int)rc_range(&r, 1, 2), pick(&r, bw, 4), pick(&r, bw, 4),
-             pick(&r, lat + family, 4 - family));
+             pick(&r, lat + !!family, 4 - !!family));
     mc_topology_t *topo = NULL;
     if (mc_topology_parse(text, "oracle.topo", &topo))
         fail_msg("seed %llu: %s", (unsigned long long)seed, mc_last_error());
@@ -134,8 +145,19 @@ static double run_instance(uint64_t seed, int64_t *total, int *decided)
     for (int d = 0; d < sp.ndev; d++)
         order[d] = d;
     rc_shuffle(&r, order, sp.ndev);
-    int nh = family ? 1 : (int)rc_range(&r, 1, sp.ndev > 2 ? 2 : 1);
-    if (family) /* the holder's host mates last, so that needers are elsewhere */
+    int nh = family == 1 ? 1 : family == 2 ? 2 : (int)rc_range(&r, 1, sp.ndev > 2 ? 2 : 1);
+    if (family == 2) { /* holders order[0] and, on another host, order[1]; needer order[2],
+                          order[0]'s host mate */
+        int64_t a = order[0], mate = a ^ 1,
+                other = (a / dph + 1) % hosts * dph + rc_range(&r, 0, 1);
+        int64_t rest = 3;
+        order[1] = other;
+        order[2] = mate;
+        for (int64_t d = 0; d < sp.ndev; d++)
+            if (d != a && d != mate && d != other)
+                order[rest++] = d;
+    }
+    if (family == 1) /* the holder's host mates last, so that needers are elsewhere */
         for (int i = 1, j = sp.ndev - 1; i < j; i++)
             if (order[i] / dph == order[0] / dph) {
                 while (j > i && order[j] / dph == order[0] / dph)
@@ -144,8 +166,8 @@ static double run_instance(uint64_t seed, int64_t *total, int *decided)
                 order[i] = order[j];
                 order[j] = o;
             }
-    int avail = sp.ndev - nh - (family ? dph - 1 : 0);
-    int nn = (int)rc_range(&r, 1, avail < most ? avail : most);
+    int avail = sp.ndev - nh - (family == 1 ? dph - 1 : 0);
+    int nn = family == 2 ? 1 : (int)rc_range(&r, 1, avail < most ? avail : most);
     int64_t src_ids[2], dst_ids[5];
     for (int i = 0; i < nh; i++)
         sp.holds[src_ids[i] = order[i]] = 1;
@@ -201,7 +223,13 @@ static double run_instance(uint64_t seed, int64_t *total, int *decided)
         mc_bound_start(items, off, nlack, senders, b_in, b_out, nic.latency, intra.latency, &start),
         MC_OK);
     decided[1] += start > 0 && start >= bound * (1 - 1e-12);
-    if (family) { /* above the relay and fluid terms before it? */
+    if (family == 2) { /* the two-path term gives the bound, above the fluid device term? */
+        double bytes = (double)plan->pieces->pieces[0].bytes;
+        double paths = mc_bound_paths(bytes, intra.bandwidth, intra.latency, b_in, nic.latency);
+        double fluid = bytes / (intra.bandwidth + b_in) + fmin(intra.latency, nic.latency);
+        decided[3] += paths >= bound * (1 - 1e-12) && paths > fluid * (1 + 1e-9);
+    }
+    if (family == 1) { /* above the relay and fluid terms before it? */
         double bytes = (double)plan->pieces->pieces[0].bytes, old = 0;
         mc_relay_item_t x = {bytes, nlack};
         old = fmax(old, mc_bound_relay(&x, 1, b_out, nic.latency, nic.latency));
@@ -246,9 +274,9 @@ static void test_bound_below_optimum(void **state)
     (void)state;
     const char *one = getenv("MC_TEST_SEED");
     double worst = 1, sum = 0;
-    int n = 0, decided[3] = {0};
+    int n = 0, decided[4] = {0};
     int64_t plans = 0;
-    for (uint64_t seed = 1; seed <= NINSTANCES + NSLOW; seed++) {
+    for (uint64_t seed = 1; seed <= NINSTANCES + NSLOW + NPATHS; seed++) {
         if (one && strtoull(one, NULL, 10) != seed)
             continue;
         double gap = run_instance(seed, &plans, decided);
@@ -258,9 +286,12 @@ static void test_bound_below_optimum(void **state)
     }
     printf("%d instances, %lld valid plans: optimum / bound mean %.3f, worst %.3f; the "
            "device-set term reaches the bound in %d, the slow-start term in %d (above the "
-           "relay and fluid terms in %d of the %d slow-start instances)\n",
-           n, (long long)plans, sum / n, worst, decided[0], decided[1], decided[2], NSLOW);
+           "relay and fluid terms in %d of the %d slow-start instances); the two-path term "
+           "gives the bound above the fluid device term in %d of the %d two-path instances\n",
+           n, (long long)plans, sum / n, worst, decided[0], decided[1], decided[2], NSLOW,
+           decided[3], NPATHS);
     assert_true(one || decided[2] >= 10);
+    assert_true(one || decided[3] >= 10);
     assert_true(n == 1 || plans > 10000);
 }
 

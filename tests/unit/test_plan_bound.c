@@ -318,6 +318,21 @@ static double start_hist(double (*host_k)[MAXDEV + 1], int H, int senders, doubl
     return t_b < 2 * a + ai ? t_b : 2 * a + ai + fmax(u, 0);
 }
 
+/* The least T with bytes <= b1·(T - a1)+ + b2·(T - a2)+, by bisection (the two-path term,
+ * computed independently of bound_paths.c's closed form). */
+static double paths_bisect(double bytes, double b1, double a1, double b2, double a2)
+{
+    double lo = 0, hi = fmax(a1, a2) + bytes / fmax(b1, b2) + 1;
+    for (int i = 0; i < 200; i++) {
+        double t = (lo + hi) / 2;
+        if (b1 * fmax(0, t - a1) + b2 * fmax(0, t - a2) >= bytes)
+            hi = t;
+        else
+            lo = t;
+    }
+    return hi;
+}
+
 static void test_bound_vs_bruteforce(void **state)
 {
     (void)state;
@@ -490,9 +505,11 @@ static void test_bound_vs_bruteforce(void **state)
         }
         for (int h = 0; h < H; h++) {
             if (r_sum[h] > 0)
-                ports = fmax(ports, r_sum[h] / (r_n[h] * intra.bandwidth + b_in) + min_lat);
+                ports = fmax(ports, paths_bisect(r_sum[h], r_n[h] * intra.bandwidth, intra.latency,
+                                                 b_in, nic.latency));
             if (e_sum[h] > 0)
-                ports = fmax(ports, e_sum[h] / (e_n[h] * intra.bandwidth + b_out) + min_lat);
+                ports = fmax(ports, paths_bisect(e_sum[h], e_n[h] * intra.bandwidth, intra.latency,
+                                                 b_out, nic.latency));
         }
         port_wins += ports > bound;
         bound = fmax(bound, ports);
@@ -519,9 +536,11 @@ static void test_bound_vs_bruteforce(void **state)
                 bound = fmax(bound, r_in_host[h] / (host_bw + b_in) + min_lat);
         for (int64_t d = 0; d < ndev; d++) {
             if (r_dev[d] > 0)
-                bound = fmax(bound, r_dev[d] / (intra.bandwidth + b_in) + min_lat);
+                bound = fmax(bound, paths_bisect(r_dev[d], intra.bandwidth, intra.latency, b_in,
+                                                 nic.latency));
             if (e_dev[d] > 0)
-                bound = fmax(bound, e_dev[d] / (intra.bandwidth + b_out) + min_lat);
+                bound = fmax(bound, paths_bisect(e_dev[d], intra.bandwidth, intra.latency, b_out,
+                                                 nic.latency));
             if (c_dev[d] > 0)
                 bound = fmax(bound, c_dev[d] / copy.bandwidth + copy.latency);
             /* before the NIC latency only the own host's devices can have sent: d's alone-held
@@ -565,6 +584,27 @@ static void test_bound_vs_bruteforce(void **state)
 /* The reduction bound on the textbook cases, 4 hosts of one device (NIC B each way, latency
  * α): all-reduce 2(n-1)/n·S/B + α, reduce-scatter (n-1)/n·S/B + α; the flat reduce-scatter
  * plan gets within 7% of both (pipeline fill; 1.056 and 1.000 with meshcast's halved chunks). */
+/* The two-path term by hand: g0038 of the scale benchmark (seed 2), one dgx-h100 device
+ * that takes 4.6 MB from a host mate (450 GB/s, 3 us) or over the NIC (400 GB/s, 10 us):
+ * x / 450 GB/s + 3 us = (4,587,520 - x) / 400 GB/s + 10 us at x = 3.91 MB, 11.691 us. Few
+ * bytes never wait for the NIC; the order of the two ports does not matter. */
+static void test_bound_paths_hand(void **state)
+{
+    (void)state;
+    double t = mc_bound_paths(4587520, 450e9, 3e-6, 400e9, 10e-6);
+    assert_true(fabs(t - (4587520 + 450e9 * 3e-6 + 400e9 * 10e-6) / 850e9) < 1e-15);
+    assert_true(fabs(t - 11.6912e-6) < 1e-10);
+    assert_true(fabs(mc_bound_paths(4587520, 400e9, 10e-6, 450e9, 3e-6) - t) < 1e-15);
+    /* 1 MB: through the mate alone in 3 us + 2.22 us, before the NIC could deliver */
+    assert_true(fabs(mc_bound_paths(1e6, 450e9, 3e-6, 400e9, 10e-6) - (3e-6 + 1e6 / 450e9)) <
+                1e-15);
+    /* exactly where the NIC starts to help: 450 GB/s x 7 us */
+    assert_true(fabs(mc_bound_paths(3.15e6, 450e9, 3e-6, 400e9, 10e-6) - 10e-6) < 1e-15);
+    assert_true(mc_bound_paths(0, 450e9, 3e-6, 400e9, 10e-6) == 0);
+    /* one port only: its latency and rate */
+    assert_true(fabs(mc_bound_paths(8e6, 0, 3e-6, 400e9, 10e-6) - 30e-6) < 1e-15);
+}
+
 static void test_reduce_bound_textbook(void **state)
 {
     (void)state;
@@ -613,6 +653,7 @@ int main(void)
         cmocka_unit_test(test_bound_vs_bruteforce),
         cmocka_unit_test(test_reduce_messages_vs_bruteforce),
         cmocka_unit_test(test_reduce_bound_textbook),
+        cmocka_unit_test(test_bound_paths_hand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
