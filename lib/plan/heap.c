@@ -55,9 +55,9 @@ mc_heap_item_t mc_heap_remove(mc_heap_t *h, int64_t i)
 }
 
 /* Puts item into front[0..n) at its place (n < MC_QUEUE_FRONT). */
-static void front_insert(mc_queue_t *q, int n, mc_heap_item_t item)
+static void front_insert(mc_queue_t *q, int64_t n, mc_heap_item_t item)
 {
-    int i = n;
+    int64_t i = n;
     for (; i > 0 && mc_heap_less(&item, &q->front[i - 1]); i--)
         q->front[i] = q->front[i - 1];
     q->front[i] = item;
@@ -66,12 +66,11 @@ static void front_insert(mc_queue_t *q, int n, mc_heap_item_t item)
 mc_status_t mc_queue_push(mc_queue_t *q, mc_heap_item_t item)
 {
     if (q->nfront < MC_QUEUE_FRONT) { /* rest is empty */
-        mc_status_t s = mc_grow((void **)&q->front, &q->front_cap, q->nfront, sizeof *q->front, 2,
+        mc_status_t s = mc_grow((void **)&q->front, &q->front_cap, q->nfront, sizeof *q->front, 4,
                                 "a simulator queue");
-        if (s)
-            return s;
-        front_insert(q, (int)q->nfront++, item);
-        return MC_OK;
+        if (!s)
+            front_insert(q, q->nfront++, item);
+        return s;
     }
     mc_heap_item_t last = q->front[MC_QUEUE_FRONT - 1];
     if (!mc_heap_less(&item, &last))
@@ -82,7 +81,7 @@ mc_status_t mc_queue_push(mc_queue_t *q, mc_heap_item_t item)
     return s;
 }
 
-mc_heap_item_t mc_queue_remove(mc_queue_t *q, int i)
+mc_heap_item_t mc_queue_remove(mc_queue_t *q, int64_t i)
 {
     mc_heap_item_t item = q->front[i];
     for (; i + 1 < q->nfront; i++)

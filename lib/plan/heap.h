@@ -37,15 +37,14 @@ void mc_heap_free(mc_heap_t *h);
  * MC_QUEUE_FRONT items besides one heap operation. */
 #define MC_QUEUE_FRONT 16
 typedef struct {
-    mc_heap_item_t *front; /* grows to MC_QUEUE_FRONT: most ports never queue that many, and a
-                            * plan of 65,536 devices has ~4 ports each */
+    mc_heap_item_t *front; /* grows to MC_QUEUE_FRONT items: most ports queue a few */
     int64_t nfront, front_cap;
     mc_heap_t rest;
 } mc_queue_t;
 
 mc_status_t mc_queue_push(mc_queue_t *q, mc_heap_item_t item);
 /* Removes and returns front[i] (i < q->nfront). */
-mc_heap_item_t mc_queue_remove(mc_queue_t *q, int i);
+mc_heap_item_t mc_queue_remove(mc_queue_t *q, int64_t i);
 void mc_queue_free(mc_queue_t *q);
 
 #endif
