@@ -49,11 +49,16 @@
  * cost model a smaller stripe only shortens the pipeline (g0172 of the scale benchmark:
  * 1.214 of the bound at 16 KiB, 1.055 at 4 KiB). */
 #define HOST_SCATTER_STRIPE_BYTES (4 << 10)
-/* Host scatter's cost: its stripes grow so that they make at most this many deliveries (a
- * stripe to a needer: an edge to simulate), about the edges of its largest plans on the
- * scale benchmark that still gain (g0172: 65,016); g0014 of seed 3 (256 MiB to 127 devices)
- * made 504k at 64 KiB and took 1.1 s. */
+/* Host scatter's cost: its stripes grow so that they make at most HOST_SCATTER_DELIVERIES
+ * deliveries (a stripe to a needer: an edge to simulate), and HOST_SCATTER_MAX_DELIVERIES
+ * where the plan is still above HOST_SCATTER_AGAIN times the bound after that: a variant's
+ * simulation costs about its deliveries (at 131,072, 15-25 ms of CPU, a third of the plan
+ * time of the slowest cases of the scale benchmark), and finer stripes only shorten the
+ * pipeline's fill and tail (seed 4 g0228: 1.496 of the bound at 65,536, 1.216 at 131,072;
+ * g0014 of seed 3, 256 MiB to 127 devices, made 504k deliveries at 64 KiB and took 1.1 s). */
+#define HOST_SCATTER_DELIVERIES 65536
 #define HOST_SCATTER_MAX_DELIVERIES 131072
+#define HOST_SCATTER_AGAIN 1.25
 /* Scatter's cost: stripes grow so that the tensor makes at most SCATTER_MAX_STRIPES (each a
  * flow to simulate, with an edge per needer), and it is tried up to SCATTER_MAX_PIECES pieces
  * (above, the other candidates' simulations already fill the plan time: 8,192 pieces in
@@ -323,7 +328,8 @@ static mc_status_t plan_direct(ctx_t *c, int64_t i)
     return s;
 }
 
-static mc_status_t build(mc_plan_t *plan, int policy)
+/* deliveries: host scatter's most (HOST_SCATTER_DELIVERIES, above) */
+static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
 {
     const mc_pieces_t *ps = plan->pieces;
     ctx_t c = {.plan = plan, .overlap = policy == POLICY_HOST_SCATTER_MIX};
@@ -362,8 +368,8 @@ static mc_status_t build(mc_plan_t *plan, int policy)
         scatter_stripe = (int64_t)(total / SCATTER_MAX_STRIPES);
     if (total / SCATTER_MAX_STRIPES > (double)host_stripe)
         host_stripe = (int64_t)(total / SCATTER_MAX_STRIPES);
-    if (delivered / HOST_SCATTER_MAX_DELIVERIES > (double)host_stripe)
-        host_stripe = (int64_t)(delivered / HOST_SCATTER_MAX_DELIVERIES);
+    if (delivered / deliveries > (double)host_stripe)
+        host_stripe = (int64_t)(delivered / deliveries);
     /* most plans have about one flow and edge per (piece, needer): reserve that up front */
     if ((s = mc_grow((void **)&plan->flows, &plan->flows_cap, plan->flows_cap, sizeof *plan->flows,
                      ps->npieces + 1, "the plan's flows")) ||
@@ -740,7 +746,7 @@ static mc_status_t build_policy(mc_plan_t *alt, int policy, int *built)
         s = mc_strategy_nic_split(alt, built);
         break;
     default:
-        s = build(alt, policy);
+        s = build(alt, policy, HOST_SCATTER_DELIVERIES);
         break;
     }
     return s;
@@ -838,12 +844,12 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
  * variant simulates as many edges as the others' refined plans together (up to 131,072
  * deliveries), its skeleton an eighth of them on 8-device hosts, so a variant that cannot
  * win mostly costs a fraction of a simulation. */
-static mc_status_t try_host_scatter(mc_plan_t *plan, int64_t cap2, best_t *best)
+static mc_status_t try_host_scatter(mc_plan_t *plan, int64_t cap2, double deliveries, best_t *best)
 {
     enum { N = POLICY_HOST_SCATTER_DIRECT - POLICY_HOST_SCATTER + 1 };
     mc_plan_t alt[N];
     double floor[N];
-    int order[N], built = 1;
+    int order[N];
     mc_status_t s = MC_OK;
     /* nothing after host scatter asks for the best screened estimate, so a simulation may
      * stop at the best full one (judge's limit is the larger of the two) */
@@ -855,7 +861,7 @@ static mc_status_t try_host_scatter(mc_plan_t *plan, int64_t cap2, best_t *best)
         order[v] = v;
     }
     for (int v = 0; v < N && !s; v++)
-        if (!(s = build_policy(&alt[v], POLICY_HOST_SCATTER + v, &built)) &&
+        if (!(s = build(&alt[v], POLICY_HOST_SCATTER + v, deliveries)) &&
             !(s = mc_plan_set_chunks(&alt[v])))
             s = variant_floor(&alt[v], best->full, &floor[v]);
     for (int i = 1; i < N; i++) /* insertion sort by floor: the likeliest winner first */
@@ -1036,7 +1042,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         plan->stats.estimate_s = best.full;
         return s;
     }
-    s = build(plan, POLICY_PER_HOLDER);
+    s = build(plan, POLICY_PER_HOLDER, HOST_SCATTER_DELIVERIES);
     if (!s && !(s = mc_plan_set_chunks(plan)))
         s = judge(plan, &best, &keep);
     if (!s && per_needer_differs(plan))
@@ -1079,7 +1085,9 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
      * first-round candidate it won plans that the others' refinement would have beaten */
     int hs = !s && host_scatter_differs(plan);
     if (hs && best.full > 1.001 * plan->stats.lower_bound_s)
-        s = try_host_scatter(plan, refine ? SECOND_CAP : 0, &best);
+        s = try_host_scatter(plan, refine ? SECOND_CAP : 0, HOST_SCATTER_DELIVERIES, &best);
+    if (!s && hs && best.full > HOST_SCATTER_AGAIN * plan->stats.lower_bound_s)
+        s = try_host_scatter(plan, refine ? SECOND_CAP : 0, HOST_SCATTER_MAX_DELIVERIES, &best);
     if (!s && best.full > REFINE_ABOVE_FLOOR * floor)
         s = try_matchings(plan, &best);
     plan->stats.estimate_s = best.full;
