@@ -21,11 +21,11 @@
  * a scatter and an all-gather inside the host, so a lone holder's out-port sends each byte
  * once rather than once per child of a tree. The host scatter candidate, tried last against
  * the others' refined plans, does the same over hosts: one stripe per needing host (down to
- * 4 KiB), sent by a holder to the host it enters first, which sends it on to every other
- * needing host (a star), so every needing host's NIC forwards a share as soon as its first
- * stripe is in, rather than a tree's one NIC latency per level. The NIC split candidate
- * (strategy_nic_split.c) sends directly, moving the share of the locally held bytes onto the NIC
- * that balances the device ports against it.
+ * 4 KiB, up to 65,536 deliveries), sent by a holder to the host it enters first, which
+ * sends it on to every other needing host (a star), so every needing host's NIC forwards a
+ * share as soon as its first stripe is in, rather than a tree's one NIC latency per level.
+ * The NIC split candidate (strategy_nic_split.c) sends directly, moving the share of the
+ * locally held bytes onto the NIC that balances the device ports against it.
  *
  * A partial source (a reduction) gets the naive or a reduce-scatter plan
  * (strategy_reduce_scatter.c; with or without host pre-combining), whichever the simulator
@@ -840,10 +840,10 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
 /* Host scatter's three variants (star, mixed, direct), each with the formula's chunks and,
  * with cap2 > 0, chunks of at most cap2 (try_cap). All three are built and their floors found
  * (variant_floor); then they are judged in the order of their floors, each only while its
- * floor is below the best estimate so far and the plan is measurably above the bound. A
- * variant simulates as many edges as the others' refined plans together (up to 131,072
- * deliveries), its skeleton an eighth of them on 8-device hosts, so a variant that cannot
- * win mostly costs a fraction of a simulation. */
+ * floor is below the best estimate so far and the plan is measurably above the bound. Stripes
+ * make at most `deliveries` deliveries; a variant simulates as many edges as the others'
+ * refined plans together, its skeleton an eighth of them on 8-device hosts, so a variant that
+ * cannot win mostly costs a fraction of a simulation. */
 static mc_status_t try_host_scatter(mc_plan_t *plan, int64_t cap2, double deliveries, best_t *best)
 {
     enum { N = POLICY_HOST_SCATTER_DIRECT - POLICY_HOST_SCATTER + 1 };
