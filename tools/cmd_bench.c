@@ -219,8 +219,8 @@ int cmd_bench(int argc, char **argv)
     if (!table) {
     } else if (!real) {
         printf("# suite %s, transport sim (time = simulator estimate)\n", path);
-        printf("%-12s %14s %-18s %11s %11s %8s %13s %9s\n", "case", "bytes", "strategy",
-               "estimate_s", "bound_s", "est/bnd", "nic_bytes", "plan_ms");
+        printf("%-12s %14s %-18s %11s %11s %8s %13s %9s %11s\n", "case", "bytes", "strategy",
+               "estimate_s", "bound_s", "est/bnd", "nic_bytes", "plan_ms", "plan_cpu_ms");
     } else if (rank == 0) {
         printf("# suite %s, transport %s, %d rank(s), %d iterations after %d warm-up%s%s\n", path,
                transport, mc_comm_nranks(comm), opts.iters, opts.warmup,
@@ -247,11 +247,11 @@ int cmd_bench(int argc, char **argv)
                 continue;
             }
             if (table)
-                printf("%-12s %14lld %-18s %11.5g %11.5g %8.3f %13lld %9.3f\n", name,
+                printf("%-12s %14lld %-18s %11.5g %11.5g %8.3f %13lld %9.3f %11.3f\n", name,
                        (long long)mc_layout_bytes(b.src), rows[i].strategy, st->estimate_s,
                        st->lower_bound_s,
                        st->lower_bound_s > 0 ? st->estimate_s / st->lower_bound_s : 1,
-                       (long long)st->nic_bytes, st->plan_ms);
+                       (long long)st->nic_bytes, st->plan_ms, rows[i].cpu_ms);
             if (json) {
                 fprintf(json,
                         "%s\n  {\"case\": \"%s\", \"transport\": \"sim\", \"bytes\": %lld, "

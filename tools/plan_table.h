@@ -11,6 +11,7 @@ typedef struct {
     const char *strategy;
     mc_plan_t *plan; /* NULL when the strategy refused the case (with "all") */
     mc_plan_stats_t stats;
+    double cpu_ms;     /* process CPU time of mc_plan_create (planning and validation) */
     char refused[256]; /* why, when plan is NULL */
 } plan_row_t;
 

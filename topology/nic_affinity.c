@@ -23,7 +23,7 @@ int64_t mc_topology_nic_ports(const mc_topology_t *topo)
 int64_t mc_topology_nic_port(const mc_topology_t *topo, int64_t d)
 {
     int i = mc_topology_nic_index(topo, d);
-    return mc_topology_host_of(topo, d) * mc_topology_nic_ports(topo) + (i > 0 ? i : 0);
+    return mc_host_of(topo, d) * mc_topology_nic_ports(topo) + (i > 0 ? i : 0);
 }
 
 double mc_topology_nic_extra_latency(const mc_topology_t *topo, int64_t a, int64_t b)

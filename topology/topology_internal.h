@@ -57,6 +57,12 @@ mc_topology_t *mc_topology_new(const char *name);
 mc_status_t mc_topology_compact(const mc_topology_t *topo, const int64_t *ids, int64_t n,
                                 mc_topology_t **out);
 
+/* Host of device d, which must be one of topo's: mc_topology_host_of without its checks,
+ * inline for the planner's inner loops (a call per edge cost more than the loops' work). */
+static inline int64_t mc_host_of(const mc_topology_t *topo, int64_t d)
+{
+    return topo->host_of ? topo->host_of[d] : d / topo->devices_per_host;
+}
 /* NIC of device d (0..nics-1), or -1 when the topology pools its NICs. */
 int mc_topology_nic_index(const mc_topology_t *topo, int64_t d);
 /* NIC ports per host in the cost model: the NIC count with an affinity map, else 1 (the

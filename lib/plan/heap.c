@@ -21,23 +21,6 @@ static void sift_up(mc_heap_t *h, int64_t i, mc_heap_item_t item)
     h->items[i] = item;
 }
 
-/* Puts item at hole i or below it. */
-static void sift_down(mc_heap_t *h, int64_t i, mc_heap_item_t item)
-{
-    for (;;) {
-        int64_t c = 2 * i + 1;
-        if (c >= h->n)
-            break;
-        if (c + 1 < h->n && less(&h->items[c + 1], &h->items[c]))
-            c++;
-        if (!less(&h->items[c], &item))
-            break;
-        h->items[i] = h->items[c];
-        i = c;
-    }
-    h->items[i] = item;
-}
-
 mc_status_t mc_heap_push(mc_heap_t *h, mc_heap_item_t item)
 {
     mc_status_t s =
@@ -53,66 +36,68 @@ mc_heap_item_t mc_heap_pop(mc_heap_t *h)
     return mc_heap_remove(h, 0);
 }
 
+/* The hole moves down to a leaf along the lesser children, then the last item rises from
+ * there (Floyd's): the last item mostly belongs near the bottom, so this compares about half
+ * as often as sifting it down from i. */
 mc_heap_item_t mc_heap_remove(mc_heap_t *h, int64_t i)
 {
     mc_heap_item_t item = h->items[i], last = h->items[--h->n];
-    if (i < h->n) {
-        if (i > 0 && less(&last, &h->items[(i - 1) / 2]))
-            sift_up(h, i, last);
-        else
-            sift_down(h, i, last);
+    if (i == h->n)
+        return item;
+    for (int64_t c = 2 * i + 1; c < h->n; c = 2 * i + 1) {
+        if (c + 1 < h->n && less(&h->items[c + 1], &h->items[c]))
+            c++;
+        h->items[i] = h->items[c];
+        i = c;
     }
+    sift_up(h, i, last);
     return item;
 }
 
-/* The frontier is a small heap of item indices: the unvisited children of visited items. */
-static int frontier_less(const mc_heap_t *h, const int64_t *f, int a, int b)
+/* Puts item into front[0..n) at its place (n < MC_QUEUE_FRONT). */
+static void front_insert(mc_queue_t *q, int64_t n, mc_heap_item_t item)
 {
-    return less(&h->items[f[a]], &h->items[f[b]]);
+    int64_t i = n;
+    for (; i > 0 && mc_heap_less(&item, &q->front[i - 1]); i--)
+        q->front[i] = q->front[i - 1];
+    q->front[i] = item;
 }
 
-static void frontier_push(const mc_heap_t *h, mc_heap_peek_t *it, int64_t idx)
+mc_status_t mc_queue_push(mc_queue_t *q, mc_heap_item_t item)
 {
-    int i = it->n++;
-    it->idx[i] = idx;
-    for (; i > 0 && frontier_less(h, it->idx, i, (i - 1) / 2); i = (i - 1) / 2) {
-        int64_t x = it->idx[i];
-        it->idx[i] = it->idx[(i - 1) / 2];
-        it->idx[(i - 1) / 2] = x;
+    if (q->nfront < MC_QUEUE_FRONT) { /* rest is empty */
+        mc_status_t s = mc_grow((void **)&q->front, &q->front_cap, q->nfront, sizeof *q->front, 4,
+                                "a simulator queue");
+        if (!s)
+            front_insert(q, q->nfront++, item);
+        return s;
     }
+    mc_heap_item_t last = q->front[MC_QUEUE_FRONT - 1];
+    if (!mc_heap_less(&item, &last))
+        return mc_heap_push(&q->rest, item);
+    mc_status_t s = mc_heap_push(&q->rest, last); /* the front's last moves to the rest */
+    if (!s)
+        front_insert(q, MC_QUEUE_FRONT - 1, item);
+    return s;
 }
 
-void mc_heap_peek_start(const mc_heap_t *h, mc_heap_peek_t *it)
+mc_heap_item_t mc_queue_remove(mc_queue_t *q, int64_t i)
 {
-    it->n = 0;
-    it->visited = 0;
-    if (h->n > 0)
-        frontier_push(h, it, 0);
+    mc_heap_item_t item = q->front[i];
+    for (; i + 1 < q->nfront; i++)
+        q->front[i] = q->front[i + 1];
+    q->nfront--;
+    if (q->rest.n > 0) /* the rest's least comes after every item of the front */
+        q->front[q->nfront++] = mc_heap_pop(&q->rest);
+    return item;
 }
 
-int64_t mc_heap_peek_next(const mc_heap_t *h, mc_heap_peek_t *it)
+void mc_queue_free(mc_queue_t *q)
 {
-    if (it->n == 0 || it->visited == MC_HEAP_PEEK)
-        return -1;
-    int64_t top = it->idx[0];
-    it->idx[0] = it->idx[--it->n];
-    for (int i = 0;;) {
-        int c = 2 * i + 1;
-        if (c >= it->n)
-            break;
-        if (c + 1 < it->n && frontier_less(h, it->idx, c + 1, c))
-            c++;
-        if (!frontier_less(h, it->idx, c, i))
-            break;
-        int64_t x = it->idx[i];
-        it->idx[i] = it->idx[c];
-        it->idx[c] = x;
-        i = c;
-    }
-    it->visited++;
-    for (int64_t c = 2 * top + 1; c <= 2 * top + 2 && c < h->n; c++)
-        frontier_push(h, it, c);
-    return top;
+    mc_heap_free(&q->rest);
+    free(q->front);
+    q->front = NULL;
+    q->nfront = q->front_cap = 0;
 }
 
 void mc_heap_free(mc_heap_t *h)

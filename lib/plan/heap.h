@@ -1,4 +1,5 @@
-/* A binary min-heap of (key, tie, a, b) items, used by the simulator's event queues. */
+/* A binary min-heap of (key, tie, a, b) items, used by the simulator's event queues, and a
+ * queue that keeps its first items sorted apart (the simulator's port queues). */
 #ifndef MC_HEAP_H
 #define MC_HEAP_H
 
@@ -16,21 +17,34 @@ typedef struct {
     int64_t n, cap;
 } mc_heap_t;
 
+/* The heap's order: key, then tie. */
+static inline int mc_heap_less(const mc_heap_item_t *x, const mc_heap_item_t *y)
+{
+    return x->key < y->key || (x->key == y->key && x->tie < y->tie);
+}
+
 mc_status_t mc_heap_push(mc_heap_t *h, mc_heap_item_t item);
 mc_heap_item_t mc_heap_pop(mc_heap_t *h); /* h->n must be > 0 */
 /* Removes and returns the item at index i (< h->n). */
 mc_heap_item_t mc_heap_remove(mc_heap_t *h, int64_t i);
 
-/* Visits the first MC_HEAP_PEEK items in (key, tie) order without removing them (the
- * simulator's lookahead): mc_heap_peek_next returns each one's index, then -1. The heap
- * must not change in between. */
-#define MC_HEAP_PEEK 16
-typedef struct {
-    int64_t idx[MC_HEAP_PEEK + 2]; /* unvisited children of visited items, a heap */
-    int n, visited;
-} mc_heap_peek_t;
-void mc_heap_peek_start(const mc_heap_t *h, mc_heap_peek_t *it);
-int64_t mc_heap_peek_next(const mc_heap_t *h, mc_heap_peek_t *it);
 void mc_heap_free(mc_heap_t *h);
+
+/* A port's queue for the simulator's lookahead, which visits the first MC_QUEUE_FRONT items
+ * in (key, tie) order: those are kept apart, sorted, in front[], and the rest in a heap
+ * whose items all come after them (rest is empty unless front is full). The lookahead then
+ * reads an array instead of walking a heap, and a push or removal moves at most
+ * MC_QUEUE_FRONT items besides one heap operation. */
+#define MC_QUEUE_FRONT 16
+typedef struct {
+    mc_heap_item_t *front; /* grows to MC_QUEUE_FRONT items: most ports queue a few */
+    int64_t nfront, front_cap;
+    mc_heap_t rest;
+} mc_queue_t;
+
+mc_status_t mc_queue_push(mc_queue_t *q, mc_heap_item_t item);
+/* Removes and returns front[i] (i < q->nfront). */
+mc_heap_item_t mc_queue_remove(mc_queue_t *q, int64_t i);
+void mc_queue_free(mc_queue_t *q);
 
 #endif

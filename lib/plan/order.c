@@ -9,18 +9,30 @@
 #include <string.h>
 #include "plan_internal.h"
 #include "util/util.h"
+#include "topology/topology_internal.h"
 
 typedef struct {
     uint64_t key; /* round k, rotation, sender rank: most significant first */
     int64_t index;
 } flow_key_t;
 
-static int cmp_key(const void *a, const void *b)
+/* Sorts keys[0..n) by key, stably (keys come in index order, so ties stay in it): a radix
+ * sort a byte at a time, skipping bytes that all keys share (qsort's calls per comparison
+ * cost more than the rest of the ordering on plans of 60,000 flows). tmp holds n keys. */
+static void sort_keys(flow_key_t *keys, flow_key_t *tmp, int64_t n)
 {
-    const flow_key_t *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return (x->index > y->index) - (x->index < y->index);
+    for (int shift = 0; shift < 64; shift += 8) {
+        int64_t count[257] = {0};
+        for (int64_t i = 0; i < n; i++)
+            count[((keys[i].key >> shift) & 0xff) + 1]++;
+        if (count[((keys[0].key >> shift) & 0xff) + 1] == n)
+            continue; /* every key has this byte */
+        for (int b = 0; b < 256; b++)
+            count[b + 1] += count[b];
+        for (int64_t i = 0; i < n; i++)
+            tmp[count[(keys[i].key >> shift) & 0xff]++] = keys[i];
+        memcpy(keys, tmp, (size_t)n * sizeof *keys);
+    }
 }
 
 mc_status_t mc_plan_order_rounds(mc_plan_t *plan)
@@ -43,7 +55,7 @@ mc_status_t mc_plan_order_rounds(mc_plan_t *plan)
         out_host[i] = in_host[i] = -1;
         for (int64_t j = 0; j < f->nedges; j++) {
             const mc_edge_t *e = &plan->edges[f->edge0 + j];
-            int64_t a = mc_topology_host_of(topo, e->from), b = mc_topology_host_of(topo, e->to);
+            int64_t a = mc_host_of(topo, e->from), b = mc_host_of(topo, e->to);
             if (a != b) {
                 out_host[i] = a;
                 in_host[i] = b;
@@ -80,7 +92,13 @@ mc_status_t mc_plan_order_rounds(mc_plan_t *plan)
         }
         keys[i] = (flow_key_t){(k << 40) | (rotation << 20) | sender, i};
     }
-    qsort(keys, (size_t)n, sizeof *keys, cmp_key);
+    flow_key_t *tmp = mc_calloc((size_t)n + 1, sizeof *tmp);
+    if (!tmp) {
+        s = MC_ERR_NOMEM;
+        goto out;
+    }
+    sort_keys(keys, tmp, n);
+    free(tmp);
     for (int64_t i = 0; i < n; i++)
         out_host[i] = keys[i].index; /* out_host is done with: it holds the new order */
     s = mc_plan_permute_flows(plan, out_host);

@@ -78,16 +78,6 @@ int mc_box_split(const mc_box_t *box, int ndim, int k, mc_box_t *out)
     return k;
 }
 
-mc_link_class_t mc_edge_class(const mc_topology_t *topo, int64_t from, int64_t to)
-{
-    if (from == to)
-        return MC_LINK_COPY;
-    if (topo->host_of) /* hot: skip host_of's range checks */
-        return topo->host_of[from] == topo->host_of[to] ? MC_LINK_INTRA : MC_LINK_NIC;
-    int64_t dph = topo->devices_per_host;
-    return from / dph == to / dph ? MC_LINK_INTRA : MC_LINK_NIC;
-}
-
 mc_status_t mc_plan_add_flow(mc_plan_t *plan, int64_t piece, const mc_box_t *box)
 {
     mc_status_t s = mc_grow((void **)&plan->flows, &plan->flows_cap, plan->nflows,
@@ -129,7 +119,7 @@ mc_status_t mc_plan_add_gather(mc_plan_t *plan, int64_t from, int64_t to)
  * hops, and the slowest link class on it. path[d] holds that sum up to device d, valid where
  * stamp[d] == flow index + 1 (scratch arrays shared across flows; holders start at 0). */
 static double flow_fill(const mc_plan_t *plan, int64_t fi, double *path, int64_t *stamp,
-                        mc_link_class_t *slowest)
+                        const double inv[3], mc_link_class_t *slowest)
 {
     const mc_flow_t *f = &plan->flows[fi];
     double worst = 0;
@@ -138,7 +128,7 @@ static double flow_fill(const mc_plan_t *plan, int64_t fi, double *path, int64_t
         const mc_edge_t *e = &plan->edges[f->edge0 + i];
         mc_link_class_t cls = mc_edge_class(plan->topo, e->from, e->to);
         double parent = stamp[e->from] == fi + 1 ? path[e->from] : 0;
-        double here = parent + 1.0 / mc_topology_link(plan->topo, cls).bandwidth;
+        double here = parent + inv[cls];
         path[e->to] = here;
         stamp[e->to] = fi + 1;
         worst = here > worst ? here : worst;
@@ -160,8 +150,8 @@ static double busiest_port(const mc_plan_t *plan, mc_link_class_t cls)
             const mc_edge_t *e = &plan->edges[plan->flows[i].edge0 + j];
             if (mc_edge_class(topo, e->from, e->to) != cls)
                 continue;
-            int64_t a = cls == MC_LINK_NIC ? mc_topology_host_of(topo, e->from) : e->from;
-            int64_t b = cls == MC_LINK_NIC ? mc_topology_host_of(topo, e->to) : e->to;
+            int64_t a = cls == MC_LINK_NIC ? mc_host_of(topo, e->from) : e->from;
+            int64_t b = cls == MC_LINK_NIC ? mc_host_of(topo, e->to) : e->to;
             out[a] += (double)plan->flows[i].bytes;
             in[b] += (double)plan->flows[i].bytes;
             most = out[a] > most ? out[a] : most;
@@ -172,11 +162,12 @@ static double busiest_port(const mc_plan_t *plan, mc_link_class_t cls)
     return most;
 }
 
-/* Chunks of the plan if no chunk is smaller than floor bytes (saturates at INT64_MAX). */
+/* Chunk transfers of the plan if no chunk is smaller than floor bytes, counted only until
+ * past MC_PLAN_MAX_CHUNKS (saturates at INT64_MAX). */
 static int64_t count_chunks(const mc_plan_t *plan, int64_t floor)
 {
     int64_t total = 0;
-    for (int64_t i = 0; i < plan->nflows && total < INT64_MAX; i++) {
+    for (int64_t i = 0; i < plan->nflows && total <= MC_PLAN_MAX_CHUNKS; i++) {
         const mc_flow_t *f = &plan->flows[i];
         int64_t c = f->chunk_bytes > floor ? f->chunk_bytes : floor;
         int64_t n = f->bytes / c + (f->bytes % c != 0), sends;
@@ -193,10 +184,15 @@ static void cap_chunks(mc_plan_t *plan)
 {
     const int64_t elem = plan->pieces->elem_size;
     int64_t lo = 1, hi = 1; /* in elements: hi keeps the cap, lo - 1 does not */
-    for (int64_t i = 0; i < plan->nflows; i++)
+    int64_t messages = 0;   /* each edge sends a chunk at least */
+    for (int64_t i = 0; i < plan->nflows; i++) {
         if (plan->flows[i].bytes / elem > hi)
             hi = plan->flows[i].bytes / elem;
-    if (count_chunks(plan, elem) <= MC_PLAN_MAX_CHUNKS)
+        messages += plan->flows[i].nedges;
+    }
+    if (messages > MC_PLAN_MAX_CHUNKS)
+        lo = hi; /* no chunk size keeps the cap: the largest, one chunk per message */
+    else if (count_chunks(plan, elem) <= MC_PLAN_MAX_CHUNKS)
         hi = 1;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
@@ -225,6 +221,9 @@ mc_status_t mc_plan_set_chunks(mc_plan_t *plan)
                   lo = cap > 0 && cap < MC_PLAN_MIN_CHUNK_BYTES ? cap : MC_PLAN_MIN_CHUNK_BYTES,
                   hi = cap >= lo ? cap : MC_PLAN_MAX_CHUNK_BYTES;
     double port[2] = {-1, -1}; /* busiest port bytes: intra, NIC (computed on demand) */
+    double inv[3];             /* 1/B per link class, for flow_fill */
+    for (int k = 0; k < 3; k++)
+        inv[k] = 1.0 / mc_topology_link(plan->topo, (mc_link_class_t)k).bandwidth;
     size_t ndev = (size_t)mc_topology_devices(plan->topo);
     double *path = mc_calloc(ndev, sizeof *path);
     int64_t *stamp = mc_calloc(ndev, sizeof *stamp);
@@ -240,7 +239,7 @@ mc_status_t mc_plan_set_chunks(mc_plan_t *plan)
             c = plan->params.chunk_bytes;
         } else {
             mc_link_class_t cls;
-            double fill = flow_fill(plan, i, path, stamp, &cls);
+            double fill = flow_fill(plan, i, path, stamp, inv, &cls);
             int k = cls == MC_LINK_NIC;
             mc_link_t link = mc_topology_link(plan->topo, cls);
             if (port[k] < 0)

@@ -7,6 +7,7 @@
 #include "layouts/layout_internal.h"
 #include "layouts/pieces.h"
 #include "meshcast/plan.h"
+#include "topology/topology_internal.h"
 
 /* The least chunk mc_plan_set_chunks gives a flow; strategies model a hop's pipeline fill
  * with it. */
@@ -117,8 +118,14 @@ int64_t mc_box_volume(const mc_box_t *box, int ndim);
  * that extent); returns the number written to out (>= 1). */
 int mc_box_split(const mc_box_t *box, int ndim, int k, mc_box_t *out);
 
-/* Cost model of one edge: link class, bandwidth and latency (docs/planning.md). */
-mc_link_class_t mc_edge_class(const mc_topology_t *topo, int64_t from, int64_t to);
+/* Cost model of one edge: link class, bandwidth and latency (docs/planning.md). Inline:
+ * the planner asks it several times per edge of every candidate. */
+static inline mc_link_class_t mc_edge_class(const mc_topology_t *topo, int64_t from, int64_t to)
+{
+    if (from == to)
+        return MC_LINK_COPY;
+    return mc_host_of(topo, from) == mc_host_of(topo, to) ? MC_LINK_INTRA : MC_LINK_NIC;
+}
 
 /* Chooses chunk_bytes for every flow (explicit param or √(s·α·B/(L−1)) clamped). */
 mc_status_t mc_plan_set_chunks(mc_plan_t *plan);
@@ -129,6 +136,10 @@ mc_status_t mc_plan_count(mc_plan_t *plan);
 mc_status_t mc_crossbar_edges(const mc_plan_t *plan, char **slow);
 /* Event-driven α–β simulation of the plan; returns seconds. */
 mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds);
+/* The same, but once the estimate is sure to exceed limit (a port's remaining transfers
+ * cannot end by then) it stops and returns a floor under the estimate that exceeds limit:
+ * a candidate that cannot win need not be simulated to the end. */
+mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double *seconds);
 /* A floor under mc_plan_simulate's estimate, without simulating: the longest of the
  * busiest port's transfer time (a port serves one chunk at a time), every root-to-edge
  * path's latencies plus the flow's bytes over the path's slowest hop (every chunk crosses

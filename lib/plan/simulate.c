@@ -7,7 +7,7 @@
  * delays a chunk but does not hold the port, as transports keep several messages in flight.
  * Ports are full-duplex and serve one chunk at a time.
  * When a sender port frees, it starts the highest-priority ready chunk whose receiver port
- * is free too (among the next chunks of its MC_HEAP_PEEK best edges; else the one that can
+ * is free too (among the next chunks of its MC_QUEUE_FRONT best edges; else the one that can
  * begin soonest), as a NIC
  * serves whichever stream can make progress. Priority is the chunk's byte offset in its
  * flow, so concurrent flows progress at equal rates as over a fair transport. An edge sends
@@ -25,16 +25,20 @@
  * message, whatever its size: waking the receiver, matching, bookkeeping). A NIC edge
  * between crossbar hosts (lib/plan/crossbar.c) runs at the crossbar efficiency times the
  * NIC rate. */
+#include <math.h>
 #include <stdlib.h>
 #include "heap.h"
 #include "plan_internal.h"
 #include "topology/topology_internal.h"
 #include "util/util.h"
 
-enum { EV_READY, EV_FREE, EV_JOIN, EV_TYPES };
+/* EV_ARRIVE: a chunk arrived at the end of an edge, ready on each of its children in turn
+ * (one event rather than one per child: they would have had the same time and consecutive
+ * sequence numbers, so nothing could come between them) */
+enum { EV_ARRIVE, EV_FREE, EV_JOIN, EV_TYPES };
 
 typedef struct {
-    int64_t flow;
+    int64_t bytes, chunk;   /* its flow's bytes and chunk_bytes, here to spare a lookup */
     int64_t r_send, r_recv; /* resource indices */
     double latency, inv_bw;
     int64_t host;           /* host whose shared bandwidth the chunk uses; -1 for none */
@@ -61,7 +65,7 @@ typedef struct {
     sim_join_t *joins;
     int64_t *join_children, *join_counts;
     mc_heap_t events;
-    mc_heap_t *waiting;  /* per resource: edges with ready chunks that need it as sender port */
+    mc_queue_t *waiting; /* per resource: edges with ready chunks that need it as sender port */
     double *free_at;     /* per resource: time it becomes free */
     char *busy;          /* per sender resource */
     double *host_free;   /* per host: end of its booked time */
@@ -71,6 +75,9 @@ typedef struct {
     double machine_msg;  /* machine seconds per intra-host chunk */
     int64_t seq;
     double makespan;
+    double *work; /* per resource: seconds of transfers it has yet to start */
+    double limit; /* stop once the makespan is sure to exceed this */
+    int stopped;  /* ... which happened: makespan holds a floor above limit */
 } sim_t;
 
 static int64_t nchunks(const mc_flow_t *f)
@@ -78,10 +85,10 @@ static int64_t nchunks(const mc_flow_t *f)
     return (f->bytes + f->chunk_bytes - 1) / f->chunk_bytes;
 }
 
-static double chunk_bytes(const mc_flow_t *f, int64_t k)
+static double chunk_bytes(const sim_edge_t *e, int64_t k)
 {
-    int64_t rest = f->bytes - k * f->chunk_bytes;
-    return (double)(rest < f->chunk_bytes ? rest : f->chunk_bytes);
+    int64_t rest = e->bytes - k * e->chunk;
+    return (double)(rest < e->chunk ? rest : e->chunk);
 }
 
 static mc_status_t push_event(sim_t *s, double t, int type, int64_t a, int64_t b)
@@ -89,12 +96,13 @@ static mc_status_t push_event(sim_t *s, double t, int type, int64_t a, int64_t b
     return mc_heap_push(&s->events, (mc_heap_item_t){t, s->seq++, a * EV_TYPES + type, b});
 }
 
-/* Queues edge e's next chunk at its sender port, keyed by the chunk's offset. */
+/* Queues edge e's next chunk at its sender port, keyed by the chunk's offset; the item
+ * carries the receiver port, which the lookahead reads (the chunk is the edge's next). */
 static mc_status_t queue_edge(sim_t *s, int64_t e)
 {
     const sim_edge_t *se = &s->edges[e];
-    double offset = (double)se->next * (double)s->plan->flows[se->flow].chunk_bytes;
-    return mc_heap_push(&s->waiting[se->r_send], (mc_heap_item_t){offset, e, e, se->next});
+    double offset = (double)se->next * (double)se->chunk;
+    return mc_queue_push(&s->waiting[se->r_send], (mc_heap_item_t){offset, e, e, se->r_recv});
 }
 
 /* count more chunks of edge e arrived at its sender; the edge joins its port's queue if it
@@ -122,16 +130,14 @@ static double book(double *free_at, double inv, double fixed, double start, doub
 /* Starts at most one chunk on sender resource r at time t. */
 static mc_status_t try_start(sim_t *s, int64_t r, double t)
 {
-    mc_heap_t *w = &s->waiting[r];
-    mc_heap_peek_t it;
-    int64_t best = -1, i;
+    mc_queue_t *w = &s->waiting[r];
+    int best = -1;
     mc_status_t st;
-    if (s->busy[r] || w->n == 0)
+    if (s->busy[r] || w->nfront == 0)
         return MC_OK;
     double best_start = 0;
-    mc_heap_peek_start(w, &it);
-    while ((i = mc_heap_peek_next(w, &it)) >= 0) {
-        double start = s->free_at[s->edges[w->items[i].a].r_recv];
+    for (int i = 0; i < w->nfront; i++) {
+        double start = s->free_at[w->front[i].b];
         start = start > t ? start : t;
         if (best < 0 || start < best_start) {
             best_start = start;
@@ -140,13 +146,12 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
         if (start <= t)
             break;
     }
-    mc_heap_item_t chosen = mc_heap_remove(w, best);
+    mc_heap_item_t chosen = mc_queue_remove(w, best);
     sim_edge_t *e = &s->edges[chosen.a];
-    e->next++;
+    int64_t k = e->next++;
     if (e->next < e->ready && (st = queue_edge(s, chosen.a)))
         return st;
-    const mc_flow_t *f = &s->plan->flows[e->flow];
-    double bytes = chunk_bytes(f, chosen.b);
+    double bytes = chunk_bytes(e, k);
     double busy_until = best_start + bytes * e->inv_bw;
     if (e->host >= 0)
         busy_until =
@@ -158,14 +163,39 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
     s->busy[r] = 1;
     if (arrival > s->makespan)
         s->makespan = arrival;
+    /* both ports serve their other transfers one at a time after this one */
+    s->work[r] -= bytes * e->inv_bw;
+    s->work[e->r_recv] -= bytes * e->inv_bw;
+    double rest = s->work[r] > s->work[e->r_recv] ? s->work[r] : s->work[e->r_recv];
+    if (busy_until + rest > s->limit || s->makespan > s->limit) {
+        s->stopped = 1;
+        s->makespan = busy_until + rest > s->makespan ? busy_until + rest : s->makespan;
+        return MC_OK;
+    }
     if ((st = push_event(s, busy_until, EV_FREE, r, 0)))
         return st;
     if (e->join >= 0)
-        return push_event(s, arrival, EV_JOIN, e->join, chosen.b);
-    for (int64_t c = 0; c < e->nchild; c++)
-        if ((st = push_event(s, arrival, EV_READY, s->children[e->child0 + c], chosen.b)))
-            return st;
-    return MC_OK;
+        return push_event(s, arrival, EV_JOIN, e->join, k);
+    return e->nchild ? push_event(s, arrival, EV_ARRIVE, chosen.a, k) : MC_OK;
+}
+
+/* Events between two looks at every port's remaining transfers (an idle port's floor grows
+ * with the clock, which try_start's look at the ports it starts does not see). */
+#define CHECK_EVERY 512
+
+/* Stops the simulation if some port's remaining transfers cannot end by the limit: they
+ * start at t or later, and once the port is free. */
+static void stop_check(sim_t *s, int64_t nres, double t)
+{
+    double worst = s->makespan;
+    for (int64_t r = 0; r < nres; r++) {
+        double end = (s->free_at[r] > t ? s->free_at[r] : t) + s->work[r];
+        worst = end > worst ? end : worst;
+    }
+    if (worst > s->limit) {
+        s->stopped = 1;
+        s->makespan = worst;
+    }
 }
 
 /* Fills edges[] (ports, link figures) and the children lists. */
@@ -197,7 +227,8 @@ static mc_status_t build_edges(sim_t *s)
             int64_t g = f->edge0 + j;
             const mc_edge_t *pe = &plan->edges[g];
             sim_edge_t *e = &s->edges[g];
-            e->flow = fi;
+            e->bytes = f->bytes;
+            e->chunk = f->chunk_bytes;
             /* last_in holds (edge + 1) of the device's incoming edge in this flow */
             int64_t in = last_in[pe->from];
             parent[g] = in > f->edge0 ? in - 1 : -1;
@@ -220,6 +251,8 @@ static mc_status_t build_edges(sim_t *s)
                 e->inv_bw = 1.0 / intra.bandwidth;
                 e->host = mc_topology_host_of(topo, pe->from);
             }
+            s->work[e->r_send] += (double)f->bytes * e->inv_bw;
+            s->work[e->r_recv] += (double)f->bytes * e->inv_bw;
         }
     }
     int64_t off = 0;
@@ -416,9 +449,15 @@ mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds)
 
 mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
 {
+    return mc_plan_simulate_within(plan, INFINITY, seconds);
+}
+
+mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double *seconds)
+{
     int64_t ndev = mc_topology_devices(plan->topo), nhost = mc_topology_hosts(plan->topo);
     int64_t nres = 2 * ndev + 2 * nhost * mc_topology_nic_ports(plan->topo);
-    sim_t s = {.plan = plan};
+    /* the floor is compared with a margin for the rounding of the work sums */
+    sim_t s = {.plan = plan, .limit = (limit - plan->topo->reshard_s) * (1 + 1e-9)};
     mc_status_t st = MC_OK;
     s.edges = mc_calloc((size_t)plan->nedges + 1, sizeof *s.edges);
     s.children = mc_calloc((size_t)plan->nedges + 1, sizeof *s.children);
@@ -426,11 +465,12 @@ mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
     s.free_at = mc_calloc((size_t)nres, sizeof *s.free_at);
     s.busy = mc_calloc((size_t)nres, 1);
     s.host_free = mc_calloc((size_t)nhost, sizeof *s.host_free);
+    s.work = mc_calloc((size_t)nres, sizeof *s.work);
     double host_bw = mc_topology_host_bandwidth(plan->topo);
     s.inv_host = host_bw > 0 ? 1.0 / host_bw : 0;
     s.inv_machine = plan->topo->machine_bw > 0 ? 1.0 / plan->topo->machine_bw : 0;
     s.machine_msg = plan->topo->machine_msg_s;
-    if (!s.edges || !s.children || !s.waiting || !s.free_at || !s.busy || !s.host_free) {
+    if (!s.edges || !s.children || !s.waiting || !s.free_at || !s.busy || !s.host_free || !s.work) {
         st = MC_ERR_NOMEM;
         goto out;
     }
@@ -447,11 +487,13 @@ mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
                 goto out;
         }
     }
-    for (int64_t r = 0; r < nres; r++)
+    for (int64_t r = 0; r < nres && !s.stopped; r++)
         if ((st = try_start(&s, r, 0.0)))
             goto out;
-    while (s.events.n > 0) {
+    for (int64_t count = 1; s.events.n > 0 && !s.stopped; count++) {
         mc_heap_item_t ev = mc_heap_pop(&s.events);
+        if (count % CHECK_EVERY == 0 && s.limit < INFINITY)
+            stop_check(&s, nres, ev.key);
         int64_t id = ev.a / EV_TYPES;
         if (ev.a % EV_TYPES == EV_FREE) {
             s.busy[id] = 0;
@@ -459,8 +501,12 @@ mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
         } else if (ev.a % EV_TYPES == EV_JOIN) {
             st = join_arrived(&s, id, ev.b, ev.key);
         } else {
-            if (!(st = make_ready(&s, id, 1)))
-                st = try_start(&s, s.edges[id].r_send, ev.key);
+            const sim_edge_t *pe = &s.edges[id];
+            for (int64_t c = 0; c < pe->nchild && !st && !s.stopped; c++) {
+                int64_t child = s.children[pe->child0 + c];
+                if (!(st = make_ready(&s, child, 1)))
+                    st = try_start(&s, s.edges[child].r_send, ev.key);
+            }
         }
         if (st)
             goto out;
@@ -468,12 +514,12 @@ mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
     double copies = 0;
     if ((st = copy_time(plan, &copies)))
         goto out;
-    *seconds = s.makespan > copies ? s.makespan : copies;
+    *seconds = s.makespan > copies || s.stopped ? s.makespan : copies;
     if (*seconds > 0) /* a reshard's fixed cost, once whatever its hops */
         *seconds += plan->topo->reshard_s;
 out:
     for (int64_t r = 0; s.waiting && r < nres; r++)
-        mc_heap_free(&s.waiting[r]);
+        mc_queue_free(&s.waiting[r]);
     mc_heap_free(&s.events);
     free(s.edges);
     free(s.children);
@@ -481,6 +527,7 @@ out:
     free(s.free_at);
     free(s.busy);
     free(s.host_free);
+    free(s.work);
     free(s.joins);
     free(s.join_children);
     free(s.join_counts);

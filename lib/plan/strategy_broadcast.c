@@ -10,6 +10,7 @@
 #include <string.h>
 #include "strategy_common.h"
 #include "util/util.h"
+#include "topology/topology_internal.h"
 
 #define LB_ORDER_TRIALS 100
 
@@ -25,12 +26,12 @@ static uint64_t next_random(uint64_t *state)
 static mc_status_t add_chain(mc_plan_t *plan, int64_t i, int64_t sender, mc_loads_t *loads)
 {
     const mc_piece_t *p = &plan->pieces->pieces[i];
-    int64_t sh = mc_topology_host_of(plan->topo, sender), prev = sender;
+    int64_t sh = mc_host_of(plan->topo, sender), prev = sender;
     mc_status_t s = mc_plan_add_flow(plan, i, &p->box);
     for (int pass = 0; pass < 2 && !s; pass++)
         for (int j = 0; j < p->nneeders && !s; j++) {
             int64_t n = p->needers[j];
-            if ((mc_topology_host_of(plan->topo, n) == sh) != (pass == 0))
+            if ((mc_host_of(plan->topo, n) == sh) != (pass == 0))
                 continue;
             mc_loads_add(loads, plan->topo, prev, n, (double)p->bytes);
             s = mc_plan_add_edge(plan, prev, n);
@@ -47,7 +48,7 @@ static int64_t pick_sender(const mc_plan_t *plan, const mc_piece_t *p, const mc_
     int64_t best = -1;
     double best_load = 0;
     for (int j = 0; j < p->nholders; j++) {
-        int64_t h = mc_topology_host_of(plan->topo, p->holders[j]);
+        int64_t h = mc_host_of(plan->topo, p->holders[j]);
         if (busy && busy[h])
             continue;
         double l = loads->host_send[h];
@@ -61,21 +62,33 @@ static int64_t pick_sender(const mc_plan_t *plan, const mc_piece_t *p, const mc_
 }
 
 /* lb_order's trials pick senders many times per round while the loads stay fixed: each
- * piece's holder and needer hosts are looked up once, and its holders are ranked once per
- * round in pick_sender's order (host bytes sent, then device bytes sent, then list order);
- * a trial takes the first on a free host. Pieces with many holders are scanned instead
- * (ranking is quadratic). */
-#define RANK_MAX_HOLDERS 32
-
+ * piece's holder and needer hosts are looked up once, and its first holder in pick_sender's
+ * order (host bytes sent, then device bytes sent, then list order) is found again only when
+ * a round changed the send loads on one of its holders' hosts; a trial takes it if its host
+ * is free, else the first on a free host (a scan in the same order, unless the piece's
+ * holders share one host: then none is free). */
 typedef struct {
-    int64_t *off;   /* per piece: its holders' entries start at rank[off], host[off] */
-    int64_t *rank;  /* holder indices, ranked */
-    int64_t *host;  /* holder hosts, in holder order */
-    int64_t *noff;  /* per piece: its needers' hosts start at nhost[noff] */
-    int64_t *nhost; /* needer hosts, in needer order */
-    int64_t *stamp; /* per piece: the round its ranking is from, -1 for none */
+    int64_t *off;     /* per piece: its holders' entries start at host[off] */
+    int64_t *first;   /* per piece: the index of its first holder this round */
+    int64_t *host;    /* holder hosts, in holder order */
+    int64_t *noff;    /* per piece: its needers' hosts start at nhost[noff] */
+    int64_t *nhost;   /* needer hosts, in needer order */
+    int64_t *stamp;   /* per piece: the round its first holder is from, -1 for none */
+    int64_t *changed; /* per host: the last round that added to its devices' sends, or -1 */
+    char *one;        /* per piece: its holders share one host */
     int64_t round;
 } ranks_t;
+
+/* Whether a round since stamp changed the send loads on a host of the piece's holders. */
+static int stale(const ranks_t *r, const int64_t *host, int n, int one, int64_t stamp)
+{
+    if (stamp < 0)
+        return 1;
+    for (int j = 0; j < (one ? 1 : n); j++)
+        if (r->changed[host[j]] >= stamp)
+            return 1;
+    return 0;
+}
 
 static int rank_before(const mc_loads_t *loads, const mc_piece_t *p, const int64_t *host, int64_t a,
                        int64_t b)
@@ -89,26 +102,32 @@ static int64_t ranked_sender(const mc_plan_t *plan, int64_t piece, const mc_load
 {
     const mc_piece_t *p = &plan->pieces->pieces[piece];
     const int64_t *host = r->host + r->off[piece];
-    int64_t *rank = r->rank + r->off[piece], best = -1;
-    if (p->nholders > RANK_MAX_HOLDERS) {
-        for (int j = 0; j < p->nholders; j++)
-            if (!busy[host[j]] && (best < 0 || rank_before(loads, p, host, j, best)))
-                best = j;
-        return best < 0 ? -1 : p->holders[best];
-    }
-    if (r->stamp[piece] != r->round) { /* insertion sort, stable */
+    int64_t best = -1;
+    if (stale(r, host, p->nholders, r->one[piece], r->stamp[piece])) {
         r->stamp[piece] = r->round;
-        for (int j = 0; j < p->nholders; j++) {
-            int k = j;
-            for (; k > 0 && rank_before(loads, p, host, j, rank[k - 1]); k--)
-                rank[k] = rank[k - 1];
-            rank[k] = j;
+        int64_t first = 0;
+        if (r->one[piece]) { /* one host's bytes sent: the devices' decide */
+            double least = loads->dev_send[p->holders[0]];
+            for (int j = 1; j < p->nholders; j++)
+                if (loads->dev_send[p->holders[j]] < least) {
+                    least = loads->dev_send[p->holders[j]];
+                    first = j;
+                }
+        } else {
+            for (int j = 1; j < p->nholders; j++)
+                if (rank_before(loads, p, host, j, first))
+                    first = j;
         }
+        r->first[piece] = first;
     }
+    if (!busy[host[r->first[piece]]])
+        return p->holders[r->first[piece]];
+    if (r->one[piece])
+        return -1;
     for (int j = 0; j < p->nholders; j++)
-        if (!busy[host[rank[j]]])
-            return p->holders[rank[j]];
-    return -1;
+        if (!busy[host[j]] && (best < 0 || rank_before(loads, p, host, j, best)))
+            best = j;
+    return best < 0 ? -1 : p->holders[best];
 }
 
 /* Free hosts in a trial, by role: holding some piece, needing some piece, either. */
@@ -161,8 +180,8 @@ static int room_left(const free_hosts_t *fr, int64_t nsingle)
 static int one_host(const mc_plan_t *plan, const mc_piece_t *p)
 {
     for (int j = 0; j < p->nholders; j++) {
-        int64_t h = mc_topology_host_of(plan->topo, p->holders[j]), k = 0;
-        while (k < p->nneeders && mc_topology_host_of(plan->topo, p->needers[k]) == h)
+        int64_t h = mc_host_of(plan->topo, p->holders[j]), k = 0;
+        while (k < p->nneeders && mc_host_of(plan->topo, p->needers[k]) == h)
             k++;
         if (k == p->nneeders)
             return 1;
@@ -195,11 +214,13 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
         nranked += plan->pieces->pieces[todo[k]].nholders;
         nneeded += plan->pieces->pieces[todo[k]].nneeders;
     }
-    rk.rank = mc_calloc((size_t)nranked + 1, sizeof *rk.rank);
+    rk.first = mc_calloc((size_t)npieces + 1, sizeof *rk.first);
+    rk.changed = mc_calloc((size_t)nhost + 1, sizeof *rk.changed);
+    rk.one = mc_calloc((size_t)npieces + 1, 1);
     rk.host = mc_calloc((size_t)nranked + 1, sizeof *rk.host);
     rk.nhost = mc_calloc((size_t)nneeded + 1, sizeof *rk.nhost);
     if (!busy || !single || !role || !trial || !round || !pos || !rk.off || !rk.noff || !rk.stamp ||
-        !rk.rank || !rk.host || !rk.nhost) {
+        !rk.first || !rk.host || !rk.nhost || !rk.changed || !rk.one) {
         s = MC_ERR_NOMEM;
         goto out;
     }
@@ -208,13 +229,17 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
         const mc_piece_t *p = &plan->pieces->pieces[todo[k]];
         nsingle += single[todo[k]] = (char)one_host(plan, p);
         int64_t *hh = rk.host + rk.off[todo[k]], *nh = rk.nhost + rk.noff[todo[k]];
-        for (int j = 0; j < p->nholders; j++)
-            role[hh[j] = mc_topology_host_of(plan->topo, p->holders[j])] |= ROLE_HOLDER;
+        rk.one[todo[k]] = 1;
+        for (int j = 0; j < p->nholders; j++) {
+            role[hh[j] = mc_host_of(plan->topo, p->holders[j])] |= ROLE_HOLDER;
+            rk.one[todo[k]] &= (char)(hh[j] == hh[0]);
+        }
         for (int j = 0; j < p->nneeders; j++)
-            role[nh[j] = mc_topology_host_of(plan->topo, p->needers[j])] |= ROLE_NEEDER;
+            role[nh[j] = mc_host_of(plan->topo, p->needers[j])] |= ROLE_NEEDER;
     }
     free_hosts_t all = {0, 0, 0};
     for (int64_t h = 0; h < nhost; h++) {
+        rk.changed[h] = -1;
         all.holder += (role[h] & ROLE_HOLDER) != 0;
         all.needer += (role[h] & ROLE_NEEDER) != 0;
         all.any += role[h] != 0;
@@ -241,7 +266,7 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
                 int64_t snd = ranked_sender(plan, todo[k], loads, busy, &rk), sh;
                 const int64_t *nh = rk.nhost + rk.noff[todo[k]];
                 if (snd < 0 ||
-                    hosts_busy(nh, p->nneeders, sh = mc_topology_host_of(plan->topo, snd), busy)) {
+                    hosts_busy(nh, p->nneeders, sh = mc_host_of(plan->topo, snd), busy)) {
                     misses++;
                     continue;
                 }
@@ -264,9 +289,14 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
             int64_t snd = pick_sender(plan, p, loads, busy);
             if (snd < 0)
                 snd = pick_sender(plan, p, loads, NULL);
-            hosts_take(rk.nhost + rk.noff[round[k]], p->nneeders,
-                       mc_topology_host_of(plan->topo, snd), busy, role, NULL);
+            hosts_take(rk.nhost + rk.noff[round[k]], p->nneeders, mc_host_of(plan->topo, snd), busy,
+                       role, NULL);
             s = add_chain(plan, round[k], snd, loads);
+            /* the chain's sender and needers (which forward) sent more */
+            const int64_t *nh = rk.nhost + rk.noff[round[k]];
+            rk.changed[mc_host_of(plan->topo, snd)] = rk.round;
+            for (int j = 0; j < p->nneeders; j++)
+                rk.changed[nh[j]] = rk.round;
             /* the piece leaves todo: the last one takes its place */
             int64_t at = pos[round[k]];
             todo[at] = todo[--n];
@@ -284,7 +314,9 @@ out:
     free(pos);
     free(rk.off);
     free(rk.noff);
-    free(rk.rank);
+    free(rk.first);
+    free(rk.changed);
+    free(rk.one);
     free(rk.host);
     free(rk.nhost);
     free(rk.stamp);

@@ -9,7 +9,7 @@ int mc_group_by_host(const mc_topology_t *topo, const int64_t *devs, int n, mc_h
 {
     int runs = 0;
     for (int i = 0; i < n; i++) {
-        int64_t h = mc_topology_host_of(topo, devs[i]);
+        int64_t h = mc_host_of(topo, devs[i]);
         if (runs > 0 && out[runs - 1].host == h) {
             out[runs - 1].count++;
             continue;
@@ -91,7 +91,7 @@ void mc_loads_destroy(mc_loads_t *loads)
 void mc_loads_add(mc_loads_t *loads, const mc_topology_t *topo, int64_t from, int64_t to,
                   double bytes)
 {
-    int64_t hf = mc_topology_host_of(topo, from), ht = mc_topology_host_of(topo, to);
+    int64_t hf = mc_host_of(topo, from), ht = mc_host_of(topo, to);
     loads->dev_send[from] += bytes;
     loads->dev_recv[to] += bytes;
     if (hf != ht) {
@@ -184,13 +184,13 @@ mc_status_t mc_fan_out_in_host(mc_plan_t *plan, mc_loads_t *loads, const int64_t
 int64_t mc_addend_sender(const mc_topology_t *topo, const mc_piece_t *p, int64_t a, int64_t to,
                          const mc_loads_t *loads)
 {
-    int64_t best = -1, host = mc_topology_host_of(topo, to);
+    int64_t best = -1, host = mc_host_of(topo, to);
     int best_local = 0;
     for (int i = 0; i < p->nholders; i++) {
         if (p->addends[i] != a)
             continue;
         int64_t d = p->holders[i];
-        int local = mc_topology_host_of(topo, d) == host;
+        int local = mc_host_of(topo, d) == host;
         if (best < 0 || local > best_local ||
             (local == best_local && loads->dev_send[d] < loads->dev_send[best])) {
             best = d;

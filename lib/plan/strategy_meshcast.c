@@ -139,8 +139,8 @@ static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, int nn, const 
      * and its needers, which got it already): the one whose NIC the α–β model sees free
      * first, a rail crossing counted as one more NIC latency */
     if (mc_topology_nics_per_host(c->plan->topo) < 2 ||
-        mc_topology_nic_of(c->plan->topo, from, &(int){0}) != MC_OK)
-        return from; /* pooled, or one NIC: as before */
+        mc_topology_nic_index(c->plan->topo, from) < 0)
+        return from; /* pooled, or one NIC: as before (nic_index, not nic_of: no error text) */
     if (run)
         from = mc_least_nic_sender(c->plan->topo, &c->loads, p->holders + run->first, run->count,
                                    from, to);
@@ -446,6 +446,8 @@ typedef struct {
                                 was not screened; infinite for a repeat */
     double screened;         /* best screened estimate so far */
     double full;             /* the kept plan's full estimate */
+    int last_floor;          /* last is only a floor: its simulation stopped above the limit
+                                it had to beat */
     uint64_t seen[MAX_SEEN]; /* fingerprints of the candidates judged so far */
     int nseen;
 } best_t;
@@ -480,7 +482,8 @@ static uint64_t fingerprint(const mc_plan_t *plan)
  * plan's own estimate: when no flow had more chunks, or when capping would save less than
  * half of the chunk transfers (screening would then cost about a full simulation, so the plan
  * is simulated in full at once). */
-static mc_status_t screen(mc_plan_t *plan, double *seconds, int *exact)
+static mc_status_t screen(mc_plan_t *plan, double limit, double limit_exact, double *seconds,
+                          int *exact)
 {
     int64_t elem = plan->pieces->elem_size;
     int64_t *saved = mc_calloc((size_t)plan->nflows + 1, sizeof *saved);
@@ -499,7 +502,7 @@ static mc_status_t screen(mc_plan_t *plan, double *seconds, int *exact)
     *exact = 2 * capped >= full;
     for (int64_t i = 0; i < plan->nflows && *exact; i++)
         plan->flows[i].chunk_bytes = saved[i];
-    mc_status_t s = mc_plan_simulate(plan, seconds);
+    mc_status_t s = mc_plan_simulate_within(plan, *exact ? limit_exact : limit, seconds);
     for (int64_t i = 0; i < plan->nflows; i++)
         plan->flows[i].chunk_bytes = saved[i];
     free(saved);
@@ -526,8 +529,17 @@ static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
     best->last = floor;
     if (s || floor >= best->full)
         return s;
-    if (!(s = screen(cand, &screened, &exact)))
+    /* a screened estimate above the thresholds it meets here is not needed exactly, so the
+     * simulation may stop there (the second round's threshold is checked again there): with
+     * fewer chunks, SCREEN_SLACK times the best screened; with the plan's own chunks, the
+     * best full estimate and the best screened one, the only two it can change */
+    double limit = SCREEN_SLACK * best->screened, limit_exact = best->screened;
+    limit = limit > best->full ? limit : best->full;
+    limit_exact = limit_exact > best->full ? limit_exact : best->full;
+    if (!(s = screen(cand, limit, limit_exact, &screened, &exact))) {
         best->last = screened;
+        best->last_floor = screened > (exact ? limit_exact : limit);
+    }
     if (s || screened > SCREEN_SLACK * best->screened)
         return s;
     if (screened < best->screened)
@@ -535,7 +547,7 @@ static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
     if (exact)
         full = screened;
     else
-        s = mc_plan_simulate(cand, &full);
+        s = mc_plan_simulate_within(cand, best->full, &full);
     if (!s && full < best->full) {
         best->full = full;
         *keep = 1;
@@ -633,34 +645,28 @@ static int host_scatter_differs(const mc_plan_t *plan)
     return 0;
 }
 
-/* Builds alt with a policy and chunks of at most cap (0: the formula's 4 MiB), and moves it
- * into plan if the simulator finds it faster. */
-static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *best)
+/* Builds alt's flows with a policy; *built is 0 when the policy has no plan of its own. */
+static mc_status_t build_policy(mc_plan_t *alt, int policy, int *built)
 {
-    mc_plan_t alt = *plan;
-    int keep = 0, built = 1;
-    alt.chunk_cap = cap;
-    alt.flows = NULL;
-    alt.edges = NULL;
-    alt.nflows = alt.flows_cap = alt.nedges = alt.edges_cap = 0;
     mc_status_t s;
+    *built = 1;
     switch (policy) {
     case POLICY_SEND_RECV:
-        s = mc_strategy_send_recv(&alt);
+        s = mc_strategy_send_recv(alt);
         break;
     case POLICY_LOCAL_ALLGATHER:
-        s = mc_strategy_local_allgather(&alt);
+        s = mc_strategy_local_allgather(alt);
         break;
     case POLICY_BROADCAST_FIRST:
     case POLICY_BROADCAST_LB_SIZE:
     case POLICY_BROADCAST_LB_ORDER:
-        alt.params.sender = policy == POLICY_BROADCAST_FIRST     ? MC_SENDER_FIRST
-                            : policy == POLICY_BROADCAST_LB_SIZE ? MC_SENDER_LB_SIZE
-                                                                 : MC_SENDER_LB_ORDER;
-        s = mc_strategy_broadcast(&alt);
+        alt->params.sender = policy == POLICY_BROADCAST_FIRST     ? MC_SENDER_FIRST
+                             : policy == POLICY_BROADCAST_LB_SIZE ? MC_SENDER_LB_SIZE
+                                                                  : MC_SENDER_LB_ORDER;
+        s = mc_strategy_broadcast(alt);
         break;
     case POLICY_REDUCE_NAIVE:
-        s = mc_strategy_reduce_naive(&alt);
+        s = mc_strategy_reduce_naive(alt);
         break;
     case POLICY_REDUCE_SCATTER:
     case POLICY_REDUCE_HIERARCHICAL:
@@ -669,19 +675,42 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
     case POLICY_REDUCE_SCATTER_HOST_COARSE:
     case POLICY_REDUCE_HIERARCHICAL_HOST_COARSE: {
         int k = policy - POLICY_REDUCE_SCATTER; /* bit 0 hierarchical, then pre, per host */
-        s = mc_strategy_reduce_scatter(&alt, (k % 2 ? MC_RS_HIERARCHICAL : 0) |
-                                                 (k >= 2 ? MC_RS_PRECOMBINE : 0) |
-                                                 (k >= 4 ? MC_RS_PER_HOST : 0));
+        s = mc_strategy_reduce_scatter(alt, (k % 2 ? MC_RS_HIERARCHICAL : 0) |
+                                                (k >= 2 ? MC_RS_PRECOMBINE : 0) |
+                                                (k >= 4 ? MC_RS_PER_HOST : 0));
         break;
     }
     case POLICY_NIC_SPLIT:
-        s = mc_strategy_nic_split(&alt, &built);
+        s = mc_strategy_nic_split(alt, built);
         break;
     default:
-        s = build(&alt, policy);
+        s = build(alt, policy);
         break;
     }
+    return s;
+}
+
+/* A candidate built from plan's pieces with a policy and chunks of at most cap, no flows yet
+ * (the caller frees alt.flows and alt.edges). */
+static mc_plan_t candidate(const mc_plan_t *plan, int64_t cap)
+{
+    mc_plan_t alt = *plan;
+    alt.chunk_cap = cap;
+    alt.flows = NULL;
+    alt.edges = NULL;
+    alt.nflows = alt.flows_cap = alt.nedges = alt.edges_cap = 0;
+    return alt;
+}
+
+/* Builds alt with a policy and chunks of at most cap (0: the formula's 4 MiB), and moves it
+ * into plan if the simulator finds it faster. */
+static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *best)
+{
+    mc_plan_t alt = candidate(plan, cap);
+    int keep = 0, built = 1;
+    mc_status_t s = build_policy(&alt, policy, &built);
     best->last = INFINITY;
+    best->last_floor = 0;
     if (!s && built && !(s = mc_plan_set_chunks(&alt)))
         s = judge(&alt, best, &keep);
     if (!s && keep) {
@@ -697,6 +726,20 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
         alt.flows = f;
         alt.edges = e;
     }
+    free(alt.flows);
+    free(alt.edges);
+    return s;
+}
+
+/* A first-round candidate's screened estimate again, when its first simulation stopped at a
+ * floor below limit: exact if at most limit, else above it (the second round asks only that). */
+static mc_status_t screen_again(const mc_plan_t *plan, int policy, double limit, double *seconds)
+{
+    mc_plan_t alt = candidate(plan, 0);
+    int built = 1, exact = 0;
+    mc_status_t s = build_policy(&alt, policy, &built);
+    if (!s && built && !(s = mc_plan_set_chunks(&alt)))
+        s = screen(&alt, limit, limit, seconds, &exact);
     free(alt.flows);
     free(alt.edges);
     return s;
@@ -721,7 +764,8 @@ static mc_status_t try_smaller_chunks(mc_plan_t *plan, best_t *best)
             break;
         for (int64_t i = 0; i < plan->nflows; i++)
             after += plan->flows[i].chunk_bytes;
-        if (after == before || (s = mc_plan_simulate(plan, &t)) || t >= best->full)
+        if (after == before || (s = mc_plan_simulate_within(plan, best->full, &t)) ||
+            t >= best->full)
             break; /* at the least chunk already, or no faster */
         best->full = t;
         scale /= 2;
@@ -753,7 +797,7 @@ static mc_status_t try_chunk_cap(mc_plan_t *plan, best_t *best)
         plan->chunk_cap = cap;
         if ((s = mc_plan_set_chunks(plan)) || chunk_sum(plan) == before)
             continue; /* no flow had chunks above the cap: try the next */
-        if ((s = mc_plan_simulate(plan, &t)) || t >= best->full)
+        if ((s = mc_plan_simulate_within(plan, best->full, &t)) || t >= best->full)
             break;
         best->full = t;
         kept = cap;
@@ -789,7 +833,7 @@ static mc_status_t try_order(mc_plan_t *plan, int maximum, best_t *best)
         memcpy(alt.flows, plan->flows, (size_t)plan->nflows * sizeof *alt.flows);
         memcpy(alt.edges, plan->edges, (size_t)plan->nedges * sizeof *alt.edges);
         if (!(s = mc_plan_order_matchings(&alt, maximum, NULL)))
-            s = mc_plan_simulate(&alt, &t);
+            s = mc_plan_simulate_within(&alt, best->full, &t);
     }
     if (!s && t < best->full) {
         mc_flow_t *f = plan->flows;
@@ -855,6 +899,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
                                                             : POLICY_BROADCAST_LB_SIZE;
     double first[POLICY_BROADCAST_LB_ORDER + 1];
     first[POLICY_PER_HOLDER] = first[POLICY_PER_NEEDER] = best.full;
+    char floor_only[POLICY_BROADCAST_LB_ORDER + 1] = {0}; /* first[] is only a floor */
     for (int policy = POLICY_FINE; policy <= last && !s; policy++) {
         first[policy] = INFINITY;
         if (best.full > 1.001 * plan->stats.lower_bound_s &&
@@ -862,8 +907,10 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
             ((policy != POLICY_MULTIPATH && policy != POLICY_NIC_SPLIT) ||
              multipath_differs(plan)) &&
             (policy != POLICY_SCATTER || scatter_differs(plan)) &&
-            !(s = try_policy(plan, policy, 0, &best)))
+            !(s = try_policy(plan, policy, 0, &best))) {
             first[policy] = best.last;
+            floor_only[policy] = (char)best.last_floor;
+        }
     }
     /* the chunk formula sizes chunks for the busiest port's bytes, so it ranks plans of long
      * chains above stripes with stars that smaller chunks would make faster: every
@@ -873,9 +920,12 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         s = mc_plan_floor(plan, &floor);
     int refine =
         best.full > REFINE_ABOVE_FLOOR * floor && plan->pieces->npieces <= REFINE_MAX_PIECES;
-    for (int policy = POLICY_PER_HOLDER; policy <= last && !s && refine; policy++)
-        if (first[policy] <= SECOND_SLACK * best.full)
+    for (int policy = POLICY_PER_HOLDER; policy <= last && !s && refine; policy++) {
+        if (floor_only[policy] && first[policy] <= SECOND_SLACK * best.full)
+            s = screen_again(plan, policy, SECOND_SLACK * best.full, &first[policy]);
+        if (!s && first[policy] <= SECOND_SLACK * best.full)
             s = try_policy(plan, policy, SECOND_CAP, &best);
+    }
     if (!s && refine)
         s = try_chunk_cap(plan, &best);
     /* host scatter last, against the refined plans: its stripes are small already, and as a

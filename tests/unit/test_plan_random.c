@@ -6,7 +6,9 @@
  * exactly once, every sender holds the box (a source tile that contains it, or an earlier
  * receive in the same flow), relays forward, and the byte counts match the edges. Every NIC
  * must carry into each host at least the bytes that host needs and holds nowhere, and
- * mc_plan_floor (by which meshcast skips candidates) never exceeds the estimate.
+ * mc_plan_floor (by which meshcast skips candidates) never exceeds the estimate, nor does
+ * mc_plan_simulate_within's floor (by which it stops a candidate's simulation early), which
+ * must exceed its limit, while within the limit it returns the estimate itself.
  * Failures print the seed, the case and the strategy; MC_TEST_SEED=N runs one case. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -351,6 +353,18 @@ static void run_case(uint64_t seed, int64_t *nplans)
         if (mc_plan_floor(plan, &floor) != MC_OK || !(floor <= st.estimate_s * (1 + 1e-12)))
             report(&c, strategies[k], "floor %.17g s above the estimate %.17g s", floor,
                    st.estimate_s);
+        /* meshcast stops a candidate's simulation at the estimate it must beat: within a limit
+         * the estimate is exact, past it a floor above the limit */
+        double full = -1, part = -1;
+        static const double limits[] = {0.5, 0.9, 0.999, 1, 1.1};
+        assert_int_equal(mc_plan_simulate(plan, &full), MC_OK);
+        for (int l = 0; l < (int)(sizeof limits / sizeof *limits); l++) {
+            double limit = limits[l] * full;
+            assert_int_equal(mc_plan_simulate_within(plan, limit, &part), MC_OK);
+            if (full <= limit ? part != full : !(part > limit && part <= full * (1 + 1e-12)))
+                report(&c, strategies[k], "within %.17g s: %.17g s, the estimate %.17g s", limit,
+                       part, full);
+        }
         if (st.lower_bound_s != bound)
             report(&c, strategies[k], "plan's lower bound %.17g != mc_lower_bound %.17g",
                    st.lower_bound_s, bound);

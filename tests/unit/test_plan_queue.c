@@ -1,0 +1,99 @@
+/* The simulator's queues (lib/plan/heap.c) against brute force, on seeded random operations:
+ * - mc_heap_t pops its items in (key, tie) order;
+ * - mc_queue_t's front always holds the first min(MC_QUEUE_FRONT, n) items in (key, tie)
+ *   order, sorted, so the simulator's lookahead visits what it visited when it walked a
+ *   heap: after every push and every removal of a front item, the front equals the sorted
+ *   prefix of a plain array of the same items.
+ * Keys repeat often (as the simulator's offsets do) so that ties decide. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include "plan/heap.h"
+
+static uint64_t next(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return *s >> 33;
+}
+
+static int cmp_item(const void *a, const void *b)
+{
+    const mc_heap_item_t *x = a, *y = b;
+    return mc_heap_less(x, y) ? -1 : mc_heap_less(y, x) ? 1 : 0;
+}
+
+/* A random item with a unique tie (as the simulator's: sequence numbers, edge ids). */
+static mc_heap_item_t item(uint64_t *rng, int64_t tie, int keys)
+{
+    return (mc_heap_item_t){(double)(next(rng) % (uint64_t)keys), tie, tie, tie};
+}
+
+static void test_heap_pops_in_order(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 50; seed++) {
+        uint64_t rng = seed;
+        mc_heap_t h = {0};
+        mc_heap_item_t all[600];
+        int n = 0, tie = 0;
+        for (int op = 0; op < 2000; op++) {
+            if (n == 0 || (n < 600 && next(&rng) % 3 != 0)) {
+                all[n] = item(&rng, tie++, 1 + (int)(seed % 7) * 10);
+                assert_int_equal(mc_heap_push(&h, all[n]), MC_OK);
+                n++;
+                continue;
+            }
+            qsort(all, (size_t)n, sizeof *all, cmp_item);
+            mc_heap_item_t got = mc_heap_pop(&h);
+            assert_int_equal(got.tie, all[0].tie);
+            memmove(all, all + 1, (size_t)(n - 1) * sizeof *all);
+            n--;
+        }
+        mc_heap_free(&h);
+    }
+}
+
+static void test_queue_front_is_sorted_prefix(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 50; seed++) {
+        uint64_t rng = seed * 977;
+        mc_queue_t q = {0};
+        mc_heap_item_t all[400];
+        int n = 0, tie = 0;
+        for (int op = 0; op < 3000; op++) {
+            if (n == 0 || (n < 400 && next(&rng) % 2 == 0)) {
+                all[n++] = item(&rng, tie, 1 + (int)(seed % 5) * 8);
+                assert_int_equal(mc_queue_push(&q, all[n - 1]), MC_OK);
+                tie++;
+            } else { /* the lookahead takes any of the front items */
+                int i = (int)(next(&rng) % (uint64_t)q.nfront);
+                mc_heap_item_t got = mc_queue_remove(&q, i);
+                int k = 0;
+                while (all[k].tie != got.tie)
+                    k++;
+                all[k] = all[--n];
+            }
+            qsort(all, (size_t)n, sizeof *all, cmp_item);
+            int want = n < MC_QUEUE_FRONT ? n : MC_QUEUE_FRONT;
+            assert_int_equal(q.nfront, want);
+            assert_int_equal(q.nfront + q.rest.n, n);
+            for (int j = 0; j < want; j++)
+                assert_int_equal(q.front[j].tie, all[j].tie);
+        }
+        mc_queue_free(&q);
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_heap_pops_in_order),
+        cmocka_unit_test(test_queue_front_is_sorted_prefix),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
