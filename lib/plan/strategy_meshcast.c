@@ -21,11 +21,11 @@
  * a scatter and an all-gather inside the host, so a lone holder's out-port sends each byte
  * once rather than once per child of a tree. The host scatter candidate, tried last against
  * the others' refined plans, does the same over hosts: one stripe per needing host (down to
- * 4 KiB), sent by a holder to the host it enters first, which sends it on to every other
- * needing host (a star), so every needing host's NIC forwards a share as soon as its first
- * stripe is in, rather than a tree's one NIC latency per level. The NIC split candidate
- * (strategy_nic_split.c) sends directly, moving the share of the locally held bytes onto the NIC
- * that balances the device ports against it.
+ * 4 KiB, up to 65,536 deliveries), sent by a holder to the host it enters first, which
+ * sends it on to every other needing host (a star), so every needing host's NIC forwards a
+ * share as soon as its first stripe is in, rather than a tree's one NIC latency per level.
+ * The NIC split candidate (strategy_nic_split.c) sends directly, moving the share of the
+ * locally held bytes onto the NIC that balances the device ports against it.
  *
  * A partial source (a reduction) gets the naive or a reduce-scatter plan
  * (strategy_reduce_scatter.c; with or without host pre-combining), whichever the simulator
@@ -49,11 +49,16 @@
  * cost model a smaller stripe only shortens the pipeline (g0172 of the scale benchmark:
  * 1.214 of the bound at 16 KiB, 1.055 at 4 KiB). */
 #define HOST_SCATTER_STRIPE_BYTES (4 << 10)
-/* Host scatter's cost: its stripes grow so that they make at most this many deliveries (a
- * stripe to a needer: an edge to simulate), about the edges of its largest plans on the
- * scale benchmark that still gain (g0172: 65,016); g0014 of seed 3 (256 MiB to 127 devices)
- * made 504k at 64 KiB and took 1.1 s. */
+/* Host scatter's cost: its stripes grow so that they make at most HOST_SCATTER_DELIVERIES
+ * deliveries (a stripe to a needer: an edge to simulate), and HOST_SCATTER_MAX_DELIVERIES
+ * where the plan is still above HOST_SCATTER_AGAIN times the bound after that: a variant's
+ * simulation costs about its deliveries (at 131,072, 15-25 ms of CPU, a third of the plan
+ * time of the slowest cases of the scale benchmark), and finer stripes only shorten the
+ * pipeline's fill and tail (seed 4 g0228: 1.496 of the bound at 65,536, 1.216 at 131,072;
+ * g0014 of seed 3, 256 MiB to 127 devices, made 504k deliveries at 64 KiB and took 1.1 s). */
+#define HOST_SCATTER_DELIVERIES 65536
 #define HOST_SCATTER_MAX_DELIVERIES 131072
+#define HOST_SCATTER_AGAIN 1.25
 /* Scatter's cost: stripes grow so that the tensor makes at most SCATTER_MAX_STRIPES (each a
  * flow to simulate, with an edge per needer), and it is tried up to SCATTER_MAX_PIECES pieces
  * (above, the other candidates' simulations already fill the plan time: 8,192 pieces in
@@ -323,7 +328,8 @@ static mc_status_t plan_direct(ctx_t *c, int64_t i)
     return s;
 }
 
-static mc_status_t build(mc_plan_t *plan, int policy)
+/* deliveries: host scatter's most (HOST_SCATTER_DELIVERIES, above) */
+static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
 {
     const mc_pieces_t *ps = plan->pieces;
     ctx_t c = {.plan = plan, .overlap = policy == POLICY_HOST_SCATTER_MIX};
@@ -362,8 +368,8 @@ static mc_status_t build(mc_plan_t *plan, int policy)
         scatter_stripe = (int64_t)(total / SCATTER_MAX_STRIPES);
     if (total / SCATTER_MAX_STRIPES > (double)host_stripe)
         host_stripe = (int64_t)(total / SCATTER_MAX_STRIPES);
-    if (delivered / HOST_SCATTER_MAX_DELIVERIES > (double)host_stripe)
-        host_stripe = (int64_t)(delivered / HOST_SCATTER_MAX_DELIVERIES);
+    if (delivered / deliveries > (double)host_stripe)
+        host_stripe = (int64_t)(delivered / deliveries);
     /* most plans have about one flow and edge per (piece, needer): reserve that up front */
     if ((s = mc_grow((void **)&plan->flows, &plan->flows_cap, plan->flows_cap, sizeof *plan->flows,
                      ps->npieces + 1, "the plan's flows")) ||
@@ -645,6 +651,62 @@ static int host_scatter_differs(const mc_plan_t *plan)
     return 0;
 }
 
+/* A candidate built from plan's pieces with a policy and chunks of at most cap, no flows yet
+ * (the caller frees alt.flows and alt.edges). */
+static mc_plan_t candidate(const mc_plan_t *plan, int64_t cap)
+{
+    mc_plan_t alt = *plan;
+    alt.chunk_cap = cap;
+    alt.flows = NULL;
+    alt.edges = NULL;
+    alt.nflows = alt.flows_cap = alt.nedges = alt.edges_cap = 0;
+    return alt;
+}
+
+/* A copy of plan's flows with only the edges that cross a NIC and those that bring a flow to
+ * the devices sending its crossings (so the fan-outs inside the hosts left out): an eighth of
+ * a host scatter plan's edges on 8-device hosts. Its estimate is a floor of the plan's (fewer
+ * transfers on the same ports; on the 307 host scatter variants of seeds 1-4 of the scale
+ * benchmark never above it, and equal on most). */
+static mc_status_t nic_skeleton(const mc_plan_t *plan, mc_plan_t *out)
+{
+    const mc_topology_t *topo = plan->topo;
+    *out = candidate(plan, plan->chunk_cap);
+    out->flows = mc_calloc((size_t)plan->nflows + 1, sizeof *out->flows);
+    out->edges = mc_calloc((size_t)plan->nedges + 1, sizeof *out->edges);
+    int64_t *feeds = mc_calloc((size_t)mc_topology_devices(topo), sizeof *feeds);
+    char *keep = mc_calloc((size_t)plan->nedges + 1, 1);
+    if (!out->flows || !out->edges || !feeds || !keep) {
+        free(feeds);
+        free(keep);
+        return MC_ERR_NOMEM;
+    }
+    out->flows_cap = plan->nflows + 1;
+    out->edges_cap = plan->nedges + 1;
+    for (int64_t i = 0; i < plan->nflows; i++) {
+        mc_flow_t f = plan->flows[i];
+        const mc_edge_t *e = plan->edges + f.edge0;
+        /* children come after their parents: backwards, an edge is kept if it crosses a NIC
+         * or brings the flow to a device that sends a kept edge */
+        for (int64_t j = f.nedges - 1; j >= 0; j--)
+            if (feeds[e[j].to] == i + 1 || mc_edge_class(topo, e[j].from, e[j].to) == MC_LINK_NIC) {
+                keep[f.edge0 + j] = 1;
+                feeds[e[j].from] = i + 1;
+            }
+        f.edge0 = out->nedges;
+        f.nedges = 0;
+        for (int64_t j = 0; j < plan->flows[i].nedges; j++)
+            if (keep[plan->flows[i].edge0 + j]) {
+                out->edges[out->nedges++] = e[j];
+                f.nedges++;
+            }
+        out->flows[out->nflows++] = f;
+    }
+    free(feeds);
+    free(keep);
+    return MC_OK;
+}
+
 /* Builds alt's flows with a policy; *built is 0 when the policy has no plan of its own. */
 static mc_status_t build_policy(mc_plan_t *alt, int policy, int *built)
 {
@@ -684,22 +746,77 @@ static mc_status_t build_policy(mc_plan_t *alt, int policy, int *built)
         s = mc_strategy_nic_split(alt, built);
         break;
     default:
-        s = build(alt, policy);
+        s = build(alt, policy, HOST_SCATTER_DELIVERIES);
         break;
     }
     return s;
 }
 
-/* A candidate built from plan's pieces with a policy and chunks of at most cap, no flows yet
- * (the caller frees alt.flows and alt.edges). */
-static mc_plan_t candidate(const mc_plan_t *plan, int64_t cap)
+/* Moves alt's flows and edges into plan (alt gets plan's, for the caller to free). */
+static void adopt(mc_plan_t *plan, mc_plan_t *alt)
 {
-    mc_plan_t alt = *plan;
-    alt.chunk_cap = cap;
-    alt.flows = NULL;
-    alt.edges = NULL;
-    alt.nflows = alt.flows_cap = alt.nedges = alt.edges_cap = 0;
-    return alt;
+    mc_flow_t *f = plan->flows;
+    mc_edge_t *e = plan->edges;
+    plan->flows = alt->flows;
+    plan->edges = alt->edges;
+    plan->nflows = alt->nflows;
+    plan->nedges = alt->nedges;
+    plan->flows_cap = alt->flows_cap;
+    plan->edges_cap = alt->edges_cap;
+    plan->chunk_cap = alt->chunk_cap;
+    alt->flows = f;
+    alt->edges = e;
+}
+
+/* A floor of host scatter variant a's estimate, or a number above limit: its skeleton's
+ * estimate (nic_skeleton), simulated within limit, or the plan's floor where the skeleton
+ * keeps more than half the edges (its simulation would save too little). */
+static mc_status_t variant_floor(const mc_plan_t *a, double limit, double *floor)
+{
+    mc_plan_t skeleton;
+    mc_status_t s = nic_skeleton(a, &skeleton);
+    if (!s)
+        s = 2 * skeleton.nedges > a->nedges ? mc_plan_floor(a, floor)
+                                            : mc_plan_simulate_within(&skeleton, limit, floor);
+    free(skeleton.flows);
+    free(skeleton.edges);
+    return s;
+}
+
+/* Host scatter variant from's flows and edges again with chunks of at most cap, judged (and
+ * moved into plan if faster) only when some chunk differs and its floor (variant_floor) is
+ * below the best estimate: rechunking a copy costs a memcpy where building the policy again
+ * costs its whole construction, and the same chunks would be a repeat. */
+static mc_status_t try_cap(mc_plan_t *plan, const mc_plan_t *from, int64_t cap, best_t *best)
+{
+    mc_plan_t alt = candidate(plan, cap);
+    int keep = 0, same = 1;
+    mc_status_t s = MC_OK;
+    alt.flows = mc_calloc((size_t)from->nflows + 1, sizeof *alt.flows);
+    alt.edges = mc_calloc((size_t)from->nedges + 1, sizeof *alt.edges);
+    alt.flows_cap = from->nflows + 1;
+    alt.edges_cap = from->nedges + 1;
+    alt.nflows = from->nflows;
+    alt.nedges = from->nedges;
+    if (!alt.flows || !alt.edges)
+        s = MC_ERR_NOMEM;
+    if (!s) {
+        memcpy(alt.flows, from->flows, (size_t)from->nflows * sizeof *alt.flows);
+        memcpy(alt.edges, from->edges, (size_t)from->nedges * sizeof *alt.edges);
+        s = mc_plan_set_chunks(&alt);
+    }
+    for (int64_t i = 0; !s && i < alt.nflows && same; i++)
+        same = alt.flows[i].chunk_bytes == from->flows[i].chunk_bytes;
+    double floor = 0;
+    if (!s && !same)
+        s = variant_floor(&alt, best->full, &floor);
+    if (!s && !same && floor < best->full)
+        s = judge(&alt, best, &keep);
+    if (!s && keep)
+        adopt(plan, &alt);
+    free(alt.flows);
+    free(alt.edges);
+    return s;
 }
 
 /* Builds alt with a policy and chunks of at most cap (0: the formula's 4 MiB), and moves it
@@ -713,21 +830,57 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
     best->last_floor = 0;
     if (!s && built && !(s = mc_plan_set_chunks(&alt)))
         s = judge(&alt, best, &keep);
-    if (!s && keep) {
-        mc_flow_t *f = plan->flows;
-        mc_edge_t *e = plan->edges;
-        plan->flows = alt.flows;
-        plan->edges = alt.edges;
-        plan->nflows = alt.nflows;
-        plan->nedges = alt.nedges;
-        plan->flows_cap = alt.flows_cap;
-        plan->edges_cap = alt.edges_cap;
-        plan->chunk_cap = alt.chunk_cap;
-        alt.flows = f;
-        alt.edges = e;
-    }
+    if (!s && keep)
+        adopt(plan, &alt);
     free(alt.flows);
     free(alt.edges);
+    return s;
+}
+
+/* Host scatter's three variants (star, mixed, direct), each with the formula's chunks and,
+ * with cap2 > 0, chunks of at most cap2 (try_cap). All three are built and their floors found
+ * (variant_floor); then they are judged in the order of their floors, each only while its
+ * floor is below the best estimate so far and the plan is measurably above the bound. Stripes
+ * make at most `deliveries` deliveries; a variant simulates as many edges as the others'
+ * refined plans together, its skeleton an eighth of them on 8-device hosts, so a variant that
+ * cannot win mostly costs a fraction of a simulation. */
+static mc_status_t try_host_scatter(mc_plan_t *plan, int64_t cap2, double deliveries, best_t *best)
+{
+    enum { N = POLICY_HOST_SCATTER_DIRECT - POLICY_HOST_SCATTER + 1 };
+    mc_plan_t alt[N];
+    double floor[N];
+    int order[N];
+    mc_status_t s = MC_OK;
+    /* nothing after host scatter asks for the best screened estimate, so a simulation may
+     * stop at the best full one (judge's limit is the larger of the two) */
+    if (best->screened > best->full)
+        best->screened = best->full;
+    for (int v = 0; v < N; v++) {
+        alt[v] = candidate(plan, 0);
+        floor[v] = INFINITY;
+        order[v] = v;
+    }
+    for (int v = 0; v < N && !s; v++)
+        if (!(s = build(&alt[v], POLICY_HOST_SCATTER + v, deliveries)) &&
+            !(s = mc_plan_set_chunks(&alt[v])))
+            s = variant_floor(&alt[v], best->full, &floor[v]);
+    for (int i = 1; i < N; i++) /* insertion sort by floor: the likeliest winner first */
+        for (int j = i; j > 0 && floor[order[j]] < floor[order[j - 1]]; j--) {
+            int t = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = t;
+        }
+    for (int i = 0; i < N && !s && best->full > 1.001 * plan->stats.lower_bound_s; i++) {
+        int v = order[i], keep = 0;
+        if (floor[v] < best->full && !(s = judge(&alt[v], best, &keep)) && keep)
+            adopt(plan, &alt[v]); /* alt[v] now holds plan's old flows */
+        if (!s && cap2 > 0 && best->full > 1.001 * plan->stats.lower_bound_s)
+            s = try_cap(plan, keep ? plan : &alt[v], cap2, best);
+    }
+    for (int v = 0; v < N; v++) {
+        free(alt[v].flows);
+        free(alt[v].edges);
+    }
     return s;
 }
 
@@ -889,7 +1042,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         plan->stats.estimate_s = best.full;
         return s;
     }
-    s = build(plan, POLICY_PER_HOLDER);
+    s = build(plan, POLICY_PER_HOLDER, HOST_SCATTER_DELIVERIES);
     if (!s && !(s = mc_plan_set_chunks(plan)))
         s = judge(plan, &best, &keep);
     if (!s && per_needer_differs(plan))
@@ -931,11 +1084,10 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     /* host scatter last, against the refined plans: its stripes are small already, and as a
      * first-round candidate it won plans that the others' refinement would have beaten */
     int hs = !s && host_scatter_differs(plan);
-    for (int policy = POLICY_HOST_SCATTER; policy <= POLICY_HOST_SCATTER_DIRECT && hs && !s;
-         policy++)
-        for (int64_t cap = 0; cap <= (refine ? SECOND_CAP : 0) && !s; cap += SECOND_CAP)
-            if (best.full > 1.001 * plan->stats.lower_bound_s)
-                s = try_policy(plan, policy, cap, &best);
+    if (hs && best.full > 1.001 * plan->stats.lower_bound_s)
+        s = try_host_scatter(plan, refine ? SECOND_CAP : 0, HOST_SCATTER_DELIVERIES, &best);
+    if (!s && hs && best.full > HOST_SCATTER_AGAIN * plan->stats.lower_bound_s)
+        s = try_host_scatter(plan, refine ? SECOND_CAP : 0, HOST_SCATTER_MAX_DELIVERIES, &best);
     if (!s && best.full > REFINE_ABOVE_FLOOR * floor)
         s = try_matchings(plan, &best);
     plan->stats.estimate_s = best.full;
