@@ -446,10 +446,20 @@ static int per_needer_differs(const mc_plan_t *plan)
  * port, longest path): smaller chunks only cut the pipeline fill between the two, and each
  * round costs a simulation per candidate, with more chunks. */
 #define SECOND_CAP (512 << 10)
-/* The least chunk cap tried: NCCL's default point-to-point chunk over the network
- * (NCCL_P2P_NET_CHUNKSIZE), half the planner's least chunk otherwise. */
-#define LEAST_CAP (128 << 10)
+/* The least chunk cap tried: half NCCL's default point-to-point chunk over the network
+ * (NCCL_P2P_NET_CHUNKSIZE, 128 KiB), a quarter of the planner's least chunk otherwise; the
+ * cost model charges no per-message cost, so only the fill it saves counts (seed 4 of the
+ * scale benchmark: g0134 1.135 -> 1.078 at 64 KiB). */
+#define LEAST_CAP (64 << 10)
 #define REFINE_ABOVE_BOUND 1.03
+/* The kept plan's estimate over the bound above which the candidates are judged once more
+ * with chunks of at most LEAST_CAP (a simulation each, with the most chunks: only where the
+ * plan misses the target of 1.10). */
+#define LEAST_ABOVE_BOUND 1.10
+/* Pieces up to which that last round is tried: more than the second round's, since it runs
+ * only on plans that miss the target (seed 5's g0034, 1,792 pieces: 1.192 -> 1.075 for 16 ms
+ * more; at 2,856 and 5,520 pieces it gained nothing for 20-27 ms). */
+#define LEAST_MAX_PIECES 2048
 #define REFINE_ABOVE_FLOOR 1.10
 /* Pieces up to which the second round is tried (a simulation per candidate, with more
  * chunks). */
@@ -1003,10 +1013,12 @@ static int64_t chunk_sum(const mc_plan_t *plan)
     return sum;
 }
 
-/* Halves the largest chunk the formula may choose (4 MiB) while the simulator finds the kept
- * copy plan faster: the formula sizes chunks by the busiest port's bytes, so a plan of large
- * flows through chains or trees pays a fill of several MiB per hop, which the bound does
- * not (g0222 of the scale benchmark: 1.39 of the bound at 4 MiB, 1.03 at 256 KiB). */
+/* Halves the largest chunk the formula may choose (4 MiB) down to LEAST_CAP and keeps the cap
+ * the simulator finds fastest for the kept copy plan: the formula sizes chunks by the busiest
+ * port's bytes, so a plan of large flows through chains or trees pays a fill of several MiB
+ * per hop, which the bound does not (g0222 of the scale benchmark: 1.39 of the bound at 4 MiB,
+ * 1.03 at 256 KiB). Every cap is tried, not only while each halving gains: the estimate need
+ * not fall steadily (g0049 of seed 4: 1.178 at 1 MiB, 1.232 at 256 KiB, 1.074 at 64 KiB). */
 static mc_status_t try_chunk_cap(mc_plan_t *plan, best_t *best)
 {
     int64_t kept = plan->chunk_cap;
@@ -1019,7 +1031,7 @@ static mc_status_t try_chunk_cap(mc_plan_t *plan, best_t *best)
         if ((s = mc_plan_set_chunks(plan)) || chunk_sum(plan) == before)
             continue; /* no flow had chunks above the cap: try the next */
         if ((s = mc_plan_simulate_within(plan, best->full, &t)) || t >= best->full)
-            break;
+            continue;
         best->full = t;
         kept = cap;
     }
@@ -1153,11 +1165,28 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     /* host scatter last, against the refined plans: its stripes are small already, and as a
      * first-round candidate it won plans that the others' refinement would have beaten */
     int hs = !s && host_scatter_differs(plan);
+    double before_hs = best.full;
     if (hs && best.full > 1.001 * plan->stats.lower_bound_s)
         s = try_host_scatter(plan, refine ? SECOND_CAP : 0, HOST_SCATTER_DELIVERIES, &best);
     if (!s && hs && best.full > HOST_SCATTER_AGAIN * plan->stats.lower_bound_s)
         s = try_host_scatter(plan, refine ? SECOND_CAP : 0, HOST_SCATTER_MAX_DELIVERIES, &best);
+    /* host scatter's stripes are chunked by the formula (or SECOND_CAP): a plan it won gets
+     * the smaller caps too (g0237 of seed 4: 1.174 -> 1.099, g0025 1.126 -> 1.033) */
+    if (!s && refine && best.full < before_hs)
+        s = try_chunk_cap(plan, &best);
     if (!s && best.full > REFINE_ABOVE_FLOOR * floor)
+        s = try_matchings(plan, &best);
+    /* the second round ranks candidates at 512 KiB chunks, and one that loses there may win
+     * at LEAST_CAP (g0187 of seed 4: per-holder stripes 1.182 -> 1.073); last, against the
+     * matched plan, so a plan only gets faster, and matched again if it changed */
+    double before_least = best.full;
+    int least = best.full > REFINE_ABOVE_FLOOR * floor &&
+                best.full > LEAST_ABOVE_BOUND * plan->stats.lower_bound_s &&
+                plan->pieces->npieces <= LEAST_MAX_PIECES;
+    for (int policy = POLICY_PER_HOLDER; policy <= last && !s && least; policy++)
+        if (first[policy] <= SECOND_SLACK * best.full)
+            s = try_policy(plan, policy, LEAST_CAP, &best);
+    if (!s && best.full < before_least)
         s = try_matchings(plan, &best);
     plan->stats.estimate_s = best.full;
     return s;
