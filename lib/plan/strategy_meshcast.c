@@ -858,6 +858,20 @@ static mc_status_t variant_floor(const mc_plan_t *a, double limit, double *floor
     return s;
 }
 
+/* Judges alt when asked (and s is still MC_OK), moves it into plan if the simulator finds it
+ * faster, and frees what alt then holds: the loser's flows and edges. */
+static mc_status_t settle(mc_plan_t *plan, mc_plan_t *alt, best_t *best, mc_status_t s, int ask)
+{
+    int keep = 0;
+    if (!s && ask)
+        s = judge(alt, best, &keep);
+    if (!s && keep)
+        adopt(plan, alt);
+    free(alt->flows);
+    free(alt->edges);
+    return s;
+}
+
 /* Host scatter variant from's flows and edges again with chunks of at most cap, judged (and
  * moved into plan if faster) only when some chunk differs and its floor (variant_floor) is
  * below the best estimate: rechunking a copy costs a memcpy where building the policy again
@@ -865,7 +879,7 @@ static mc_status_t variant_floor(const mc_plan_t *a, double limit, double *floor
 static mc_status_t try_cap(mc_plan_t *plan, const mc_plan_t *from, int64_t cap, best_t *best)
 {
     mc_plan_t alt = candidate(plan, cap);
-    int keep = 0, same = 1;
+    int same = 1;
     mc_status_t s = MC_OK;
     alt.flows = mc_calloc((size_t)from->nflows + 1, sizeof *alt.flows);
     alt.edges = mc_calloc((size_t)from->nedges + 1, sizeof *alt.edges);
@@ -885,13 +899,7 @@ static mc_status_t try_cap(mc_plan_t *plan, const mc_plan_t *from, int64_t cap, 
     double floor = 0;
     if (!s && !same)
         s = variant_floor(&alt, best->full, &floor);
-    if (!s && !same && floor < best->full)
-        s = judge(&alt, best, &keep);
-    if (!s && keep)
-        adopt(plan, &alt);
-    free(alt.flows);
-    free(alt.edges);
-    return s;
+    return settle(plan, &alt, best, s, !same && floor < best->full);
 }
 
 /* Builds alt with a policy and chunks of at most cap (0: the formula's 4 MiB), and moves it
@@ -899,7 +907,7 @@ static mc_status_t try_cap(mc_plan_t *plan, const mc_plan_t *from, int64_t cap, 
 static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *best)
 {
     mc_plan_t alt = candidate(plan, cap);
-    int keep = 0, built = 1;
+    int built = 1;
     /* the other strategies' plans are always judged: they are what keeps meshcast never
      * slower than those strategies */
     int budgeted = policy < POLICY_SEND_RECV || policy > POLICY_BROADCAST_LB_ORDER;
@@ -908,14 +916,11 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
     if (budgeted && best->work + best->least > WORK_BUDGET)
         return MC_OK; /* no plan of it could be judged: not built */
     mc_status_t s = build_policy(&alt, policy, &built);
+    if (!s && built)
+        s = mc_plan_set_chunks(&alt);
     best->budgeted = budgeted;
-    if (!s && built && !(s = mc_plan_set_chunks(&alt)))
-        s = judge(&alt, best, &keep);
+    s = settle(plan, &alt, best, s, built);
     best->budgeted = 0;
-    if (!s && keep)
-        adopt(plan, &alt);
-    free(alt.flows);
-    free(alt.edges);
     return s;
 }
 
