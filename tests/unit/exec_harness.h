@@ -161,4 +161,21 @@ static inline mc_status_t eh_execute(const mc_plan_t *plan, int nranks, const mc
     return s;
 }
 
+/* Runs plan on nranks ranks from pattern tiles of src (seed) into fresh tiles of dst: how many
+ * destination elements differ from the pattern, or -1 (err says why) if it failed. */
+static inline int64_t eh_run_pattern(const mc_plan_t *plan, const mc_layout_t *src,
+                                     const mc_layout_t *dst, int nranks, uint64_t seed, char *err,
+                                     size_t err_len)
+{
+    eh_tiles_t in, out;
+    eh_tiles_make(&in, src, 1, seed);
+    eh_tiles_make(&out, dst, 0, seed);
+    int64_t wrong = eh_execute(plan, nranks, in.bufs, out.bufs, 0, 20, err, err_len)
+                        ? -1
+                        : eh_tiles_wrong(&out, seed);
+    eh_tiles_free(&in);
+    eh_tiles_free(&out);
+    return wrong;
+}
+
 #endif

@@ -184,17 +184,12 @@ static void test_scale_shapes(void **state)
             if (c[7][0] == 's' && t == 0 && st.estimate_s > 1.5 * st.lower_bound_s)
                 fail_msg("%s %s>%s: estimate %g s, %.2f x the bound: no scatter inside hosts", c[0],
                          c[2], c[5], st.estimate_s, st.estimate_s / st.lower_bound_s);
-            eh_tiles_t in, out;
-            eh_tiles_make(&in, src, 1, 7 + i);
-            eh_tiles_make(&out, dst, 0, 7 + i);
-            if (eh_execute(plan, 4, in.bufs, out.bufs, 0, 20, err, sizeof err))
+            int64_t wrong = eh_run_pattern(plan, src, dst, 4, 7 + i, err, sizeof err);
+            if (wrong < 0)
                 fail_msg("%s %s>%s on topology %zu: %s", c[0], c[2], c[5], t, err);
-            int64_t wrong = eh_tiles_wrong(&out, 7 + i);
             if (wrong)
                 fail_msg("%s %s>%s on topology %zu: %lld wrong elements", c[0], c[2], c[5], t,
                          (long long)wrong);
-            eh_tiles_free(&in);
-            eh_tiles_free(&out);
             mc_plan_destroy(plan);
             mc_topology_destroy(topo);
             mc_layout_destroy(src);

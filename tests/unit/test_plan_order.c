@@ -141,14 +141,10 @@ static void test_execute(void **state)
         mc_plan_t *plan = NULL;
         assert_int_equal(mc_plan_create(src, dst, topo, &params, &plan), MC_OK);
         assert_int_equal(mc_plan_order_matchings(plan, maximum, NULL), MC_OK);
-        eh_tiles_t in, out;
-        eh_tiles_make(&in, src, 1, 5);
-        eh_tiles_make(&out, dst, 0, 5);
-        if (eh_execute(plan, 4, in.bufs, out.bufs, 0, 20, err, sizeof err))
+        int64_t wrong = eh_run_pattern(plan, src, dst, 4, 5, err, sizeof err);
+        if (wrong < 0)
             fail_msg("maximum %d: %s", maximum, err);
-        assert_int_equal(eh_tiles_wrong(&out, 5), 0);
-        eh_tiles_free(&in);
-        eh_tiles_free(&out);
+        assert_int_equal(wrong, 0);
         mc_plan_destroy(plan);
     }
     mc_topology_destroy(topo);
