@@ -28,6 +28,7 @@
 #include <cmocka.h>
 #include "plan/plan_internal.h"
 #include "topology/topology_internal.h"
+#include "bad_topology.h"
 
 #define MIB 1048576.0
 #define NIC 1.25e8
@@ -129,13 +130,7 @@ static void test_parse_write(void **state)
         {"crossbar efficiency=0.9 x\n", "unexpected 'x' after crossbar"},
         {"crossbar efficiency=0.9\ncrossbar efficiency=0.8\n", "duplicate 'crossbar'"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        char text[512];
-        snprintf(text, sizeof text, "%s%s", topo_text, bad[i][0]);
-        assert_int_equal(mc_topology_parse(text, "t.topo", &u), MC_ERR_INVALID);
-        if (!strstr(mc_last_error(), bad[i][1]))
-            fail_msg("'%s': error '%s' lacks '%s'", bad[i][0], mc_last_error(), bad[i][1]);
-    }
+    expect_bad_topology_lines(topo_text, bad, sizeof bad / sizeof bad[0]);
 }
 
 static void test_rule(void **state)

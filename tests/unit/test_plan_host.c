@@ -29,6 +29,7 @@
 #include <cmocka.h>
 #include "plan/plan_internal.h"
 #include "topology/topology_internal.h"
+#include "bad_topology.h"
 
 #define MIB 1048576.0
 
@@ -71,13 +72,7 @@ static void test_parse_write(void **state)
         {"host bandwidth=0\n", "must be positive"},
         {"host bandwidth=1GB/s x\n", "unexpected 'x'"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        char text[512];
-        snprintf(text, sizeof text, "%s%s", topo_text, bad[i][0]);
-        assert_int_equal(mc_topology_parse(text, "t.topo", &u), MC_ERR_INVALID);
-        if (!strstr(mc_last_error(), bad[i][1]))
-            fail_msg("'%s': error '%s' lacks '%s'", bad[i][0], mc_last_error(), bad[i][1]);
-    }
+    expect_bad_topology_lines(topo_text, bad, sizeof bad / sizeof bad[0]);
 }
 
 static mc_layout_t *ring_layout(const char *mesh_text, const char *devices)
@@ -161,13 +156,7 @@ static void test_machine(void **state)
         {"machine bandwidth=0\n", "must be positive"},
         {"machine bandwidth=1GB/s x\n", "unexpected 'x' after machine"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        char text[512];
-        snprintf(text, sizeof text, "%s%s", topo_text, bad[i][0]);
-        assert_int_equal(mc_topology_parse(text, "t.topo", &u), MC_ERR_INVALID);
-        if (!strstr(mc_last_error(), bad[i][1]))
-            fail_msg("'%s': error '%s' lacks '%s'", bad[i][0], mc_last_error(), bad[i][1]);
-    }
+    expect_bad_topology_lines(topo_text, bad, sizeof bad / sizeof bad[0]);
 }
 
 /* A machine message cost: every intra-host chunk books that much more machine time, so
@@ -202,13 +191,7 @@ static void test_machine_message(void **state)
         {"machine bandwidth=1GB/s message=1us x\n", "unexpected 'x' after machine"},
         {"host bandwidth=1GB/s message=1us\n", "unexpected 'message=1us' after host"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        char text[512];
-        snprintf(text, sizeof text, "%s%s", topo_text, bad[i][0]);
-        assert_int_equal(mc_topology_parse(text, "t.topo", &u), MC_ERR_INVALID);
-        if (!strstr(mc_last_error(), bad[i][1]))
-            fail_msg("'%s': error '%s' lacks '%s'", bad[i][0], mc_last_error(), bad[i][1]);
-    }
+    expect_bad_topology_lines(topo_text, bad, sizeof bad / sizeof bad[0]);
 }
 
 /* A reshard's fixed cost is added once to the estimate and to the bound, whatever the hops. */
@@ -240,13 +223,7 @@ static void test_reshard_latency(void **state)
         {"reshard latency=1us x\n", "unexpected 'x' after reshard"},
         {"reshard latency=1us\nreshard latency=2us\n", "duplicate 'reshard'"},
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        char text[512];
-        snprintf(text, sizeof text, "%s%s", topo_text, bad[i][0]);
-        assert_int_equal(mc_topology_parse(text, "t.topo", &u), MC_ERR_INVALID);
-        if (!strstr(mc_last_error(), bad[i][1]))
-            fail_msg("'%s': error '%s' lacks '%s'", bad[i][0], mc_last_error(), bad[i][1]);
-    }
+    expect_bad_topology_lines(topo_text, bad, sizeof bad / sizeof bad[0]);
 }
 
 static void test_ring(void **state)
