@@ -183,6 +183,12 @@ double mc_bound_relay(mc_relay_item_t *items, int64_t n, double bw, double alpha
  * delivering its link latency after it passed them (lib/plan/bound_paths.c). */
 double mc_bound_paths(double bytes, double b1, double a1, double b2, double a2);
 
+/* The host-port term: max over hosts h and j of paths(the j largest bytes[d] of h's devices
+ * summed; j·b1, a1; b2, a2): what a device's own port (b1) cannot carry by T comes through
+ * its host's NIC (b2), which the host's devices share (lib/plan/bound_host_ports.c). */
+mc_status_t mc_bound_host_ports(const mc_topology_t *topo, const double *bytes, double b1,
+                                double a1, double b2, double a2, double *seconds);
+
 /* The slow-start term: needing hosts' lacking pieces as items grouped per host
  * (items[off[h] .. off[h+1]), copies: the host's devices that need it), senders the hosts
  * holding pieces others lack (lib/plan/bound_start.c). Reorders items within each host. */
