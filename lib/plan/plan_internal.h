@@ -107,6 +107,9 @@ int64_t mc_flow_reducer(const mc_plan_t *plan, const mc_flow_t *f);
 mc_status_t mc_plan_permute_flows(mc_plan_t *plan, const int64_t *index);
 /* Reorders flows like the rounds of an all-to-all (lib/plan/order.c). */
 mc_status_t mc_plan_order_rounds(mc_plan_t *plan);
+/* Reorders flows by the share of their host pair's bytes before them, then like the rounds
+ * of an all-to-all (lib/plan/order_bytes.c). */
+mc_status_t mc_plan_order_bytes(mc_plan_t *plan);
 /* Reorders flows in rounds that are matchings of sending and receiving hosts, the busiest
  * first, greedy or (maximum) maximum matchings (lib/plan/order_matchings.c); *rounds (may be
  * NULL) gets the number of rounds of NIC flows. Allocates hosts^2 counters. */
