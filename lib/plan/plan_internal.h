@@ -192,6 +192,14 @@ double mc_bound_paths(double bytes, double b1, double a1, double b2, double a2);
 mc_status_t mc_bound_host_ports(const mc_topology_t *topo, const double *bytes, double b1,
                                 double a1, double b2, double a2, double *seconds);
 
+/* The senders term: per host h, the least T with Σ_{d in h} need[d] ≤ Σ_{d in h}
+ * b_intra·(T − a_intra − (early[d] ? 0 : a_min))⁺ + b_in·(T − a_nic)⁺: what h's devices need
+ * leaves a device's out-port of h or enters h's NIC, and a device holding nothing a mate
+ * needs forwards only what it received (lib/plan/bound_senders.c). */
+mc_status_t mc_bound_senders(const mc_topology_t *topo, const double *need, const char *early,
+                             double b_intra, double a_intra, double a_min, double b_in,
+                             double a_nic, double *seconds);
+
 /* The slow-start term: needing hosts' lacking pieces as items grouped per host
  * (items[off[h] .. off[h+1]), copies: the host's devices that need it), senders the hosts
  * holding pieces others lack (lib/plan/bound_start.c). Reorders items within each host. */
