@@ -120,6 +120,15 @@ int64_t mc_box_volume(const mc_box_t *box, int ndim);
 /* Cuts box into at most k stripes along its outermost dim of extent >= 2 (k capped by
  * that extent); returns the number written to out (>= 1). */
 int mc_box_split(const mc_box_t *box, int ndim, int k, mc_box_t *out);
+/* The same along the outermost dim that cuts k stripes within 1/8 of their mean size, else
+ * the dim whose largest stripe is least (lib/plan/box_split_even.c). */
+int mc_box_split_even(const mc_box_t *box, int ndim, int k, mc_box_t *out);
+/* Whether every flow of plan is its piece's box or a cut of it along the piece's outermost
+ * dim of extent >= 2 only (mc_box_split's stripes). */
+int mc_stripes_outer(const mc_plan_t *plan);
+/* Whether mc_box_split_even may cut some piece of plan (mc_box_split's stripes, as many per
+ * piece as mc_box_split made) otherwise. */
+int mc_stripes_uneven(const mc_plan_t *plan);
 
 /* Cost model of one edge: link class, bandwidth and latency (docs/planning.md). Inline:
  * the planner asks it several times per edge of every candidate. */
