@@ -1216,9 +1216,10 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     if (!s && best.full < before_least)
         s = try_matchings(plan, &best);
     /* host scatter with even stripes, last, so a plan only gets faster, and only where the
-     * plan misses the target (box_split_even.c) */
+     * plan misses the target and the work budget is not spent (box_split_even.c) */
     double before_even = best.full;
-    if (!s && hs && best.uneven && best.full > LEAST_ABOVE_BOUND * plan->stats.lower_bound_s)
+    if (!s && hs && best.uneven && best.full > LEAST_ABOVE_BOUND * plan->stats.lower_bound_s &&
+        best.work + best.least <= WORK_BUDGET)
         s = try_host_scatter(plan, refine ? SECOND_CAP : 0, HOST_SCATTER_DELIVERIES, &best, 1);
     if (!s && refine && best.full < before_even)
         s = try_chunk_cap(plan, &best);
