@@ -1,4 +1,4 @@
-/* Even stripes for host scatter (docs/planning.md, "Even stripes").
+/* Even stripes for host scatter (docs/planning.md, the meshcast row of "Strategies").
  *
  * mc_box_split cuts along the outermost dim of extent >= 2, so k stripes of an extent E
  * differ by a row: the largest holds ceil(E/k) rows where the mean is E/k. Host scatter
