@@ -458,10 +458,11 @@ out:
     return s;
 }
 
-/* The fewest edges a stripe policy (per-needer, fine, multi-path, scatter, direct) builds: each of
- * a piece's stripes reaches every needer that lacks it. Known before the build, so a candidate
- * whose screening (at least a chunk per edge) would take the work budget is not built. */
-static mc_status_t least_edges(const mc_plan_t *plan, int policy, double *edges)
+/* The flows a stripe policy (per-needer, fine, multi-path, scatter, direct) builds and the
+ * fewest edges: each of a piece's stripes reaches every needer that lacks it. Known before the
+ * build, so a candidate whose build and screening (at least a chunk per edge) would take the
+ * work budget is not built. */
+static mc_status_t least_size(const mc_plan_t *plan, int policy, double *flows, double *edges)
 {
     const mc_pieces_t *ps = plan->pieces;
     int64_t most = 1;
@@ -481,7 +482,7 @@ static mc_status_t least_edges(const mc_plan_t *plan, int policy, double *edges)
     int64_t min_stripe = policy == POLICY_FINE      ? FINE_STRIPE_BYTES
                          : policy == POLICY_SCATTER ? scatter_least(total)
                                                     : MIN_STRIPE_BYTES;
-    *edges = 0;
+    *flows = *edges = 0;
     for (int64_t i = 0; i < ps->npieces && !s; i++) {
         const mc_piece_t *p = &ps->pieces[i];
         int k = 1, lacking = 0;
@@ -496,6 +497,7 @@ static mc_status_t least_edges(const mc_plan_t *plan, int policy, double *edges)
         }
         for (int j = 0; j < p->nneeders; j++)
             lacking += !mc_piece_holds(p, p->needers[j]);
+        *flows += k;
         *edges += (double)k * lacking;
     }
     free(hruns);
@@ -525,16 +527,20 @@ static int per_needer_differs(const mc_plan_t *plan)
 /* Candidates screened within this factor of the best so far are simulated in full. */
 #define SCREEN_SLACK 1.10
 
-/* The candidate search's work budget, in chunk transfers screened (0.1-0.35 us of CPU each):
- * a policy's candidate whose screening would take the plan's total above it is not judged
- * (nor tried again in the second round), and not even built once the least a candidate's
- * screening makes (least_transfers) would; host scatter, tried last, and the other strategies'
- * plans (send_recv to lb_order: meshcast is never slower than they are) are not budgeted. A count,
- * not a clock, so a plan is the same on every machine. On seeds 1-4 of the scale benchmark
- * the candidates it skips lose to the kept plan but for g0153 of seed 2 (0.11%), among them
- * g0126's of seed 2 (per-needer stripes: 195,680 one-chunk transfers, 65 ms, 0.03% slower),
- * and the costliest winner it lets through is g0202's of seed 4 (per-needer stripes, 3%
- * faster, the total at 160,056). */
+/* The candidate search's work budget, in chunk transfers screened (0.1-0.35 us of CPU each)
+ * and flows built (about as much each: the flow, its ordering, chunking and floor): a
+ * policy's candidate whose screening would take the plan's total above it is not judged (nor
+ * tried again in the second round), and not even built once the least a candidate's screening
+ * makes (least_transfers) would, or, for a stripe policy, its own flows and fewest edges
+ * (least_size); host scatter, tried last, and the other strategies' plans (send_recv to
+ * lb_order: meshcast is never slower than they are) are not budgeted, though their flows and
+ * screenings count. A count, not a clock, so a plan is the same on every machine. On seeds 1-4
+ * of the scale benchmark the candidates it skips lose to the kept plan but for g0153 of seed 2
+ * (0.11%), among them g0126's of seed 2 (per-needer stripes: 195,680 one-chunk transfers, 65
+ * ms, 0.03% slower) and the fine stripes of g0033 and g0056 of seed 4 (about 9,000 pieces:
+ * 70,000 flows and edges each, beaten by direct sends or 0.03% slower), and the costliest
+ * winner it lets through is g0202's of seed 4 (per-needer stripes, 3% faster, the total at
+ * 161,595). */
 #define WORK_BUDGET 170000.0
 
 /* Most candidates a plan judges (16 policies, then 15 again with SECOND_CAP), remembered to skip
@@ -1019,13 +1025,14 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
         return MC_OK; /* the same plan as its first, judged already */
     if (budgeted && best->work + best->least > WORK_BUDGET)
         return MC_OK; /* no plan of it could be judged: not built */
-    double edges = 0;
+    double flows = 0, edges = 0;
     if (budgeted && policy >= POLICY_PER_NEEDER && policy <= POLICY_DIRECT) {
-        mc_status_t s = least_edges(plan, policy, &edges);
-        if (s || best->work + edges > WORK_BUDGET)
-            return s; /* its screening would take the budget: not built */
+        mc_status_t s = least_size(plan, policy, &flows, &edges);
+        if (s || best->work + flows + edges > WORK_BUDGET)
+            return s; /* its build and screening would take the budget: not built */
     }
     mc_status_t s = build_policy(&alt, policy, &built);
+    best->work += (double)alt.nflows; /* a flow built costs about a transfer simulated */
     if (!s && built)
         s = mc_plan_set_chunks(&alt);
     if (!s && built && cap == 0 && alt.nedges > MC_PLAN_MAX_CHUNKS)
@@ -1245,6 +1252,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     }
     best.least = least_transfers(plan);
     s = build(plan, POLICY_PER_HOLDER, HOST_SCATTER_DELIVERIES);
+    best.work = (double)plan->nflows;
     if (!s && !(s = mc_plan_set_chunks(plan)))
         s = judge(plan, &best, &keep);
     best.capless[POLICY_PER_HOLDER] = (char)(plan->nedges > MC_PLAN_MAX_CHUNKS);
