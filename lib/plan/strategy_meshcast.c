@@ -1151,6 +1151,8 @@ static mc_status_t try_chunk_cap(mc_plan_t *plan, best_t *best)
 {
     int64_t kept = plan->chunk_cap;
     mc_status_t s = MC_OK;
+    if (plan->nedges > MC_PLAN_MAX_CHUNKS)
+        return MC_OK; /* one chunk per message whatever the cap (best_t's capless) */
     for (int64_t cap = (kept > 0 ? kept : MC_PLAN_MAX_CHUNK_BYTES) / 2; cap >= LEAST_CAP && !s;
          cap /= 2) {
         int64_t before = chunk_sum(plan);
