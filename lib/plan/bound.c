@@ -6,8 +6,9 @@
  *                   with B_out (mc_bound_paths: each port its own latency)
  *   local copies:   max_d C_d / B_copy                                   + α_copy
  *   host bandwidth: max_h Σ_{d in h} R_d / (H + B_in(h))                 + min(α_intra, α_nic)
- *   host ports:     Σ_{d in h} R_d through n_h·B_intra and B_in(h), Σ_{d in h} E_d through
- *                   e_h·B_intra and B_out(h), each with its latency (mc_bound_paths)
+ *   host ports:     Σ_{d in h} (R_d − B_intra·(T − α_intra)⁺)⁺ ≤ B_in(h)·(T − α_nic)⁺: what a
+ *                   device's in-port cannot bring comes through the NIC; E_d likewise with
+ *                   out-ports and B_out(h) (mc_bound_host_ports)
  *   own host:       max_d min(α_nic, max(R_d / B_intra + α_intra, L_d's copies to d's
  *                   host mates through d's out-port, straight or relayed: mc_bound_relay))
  *   slow start:     needing hosts' NICs pass bytes by T − α_nic − α_intra that, before
@@ -27,9 +28,10 @@
  * host through its port, matching the simulator's ports; the last byte through a port still travels
  * one link latency, so these terms bound the simulator's estimate too. With a host bandwidth H,
  * every byte a device of h needs arrives over an intra-host edge (H bytes/s for the whole host) or
- * over h's NIC (B_in(h)), whatever the plan: hence that term. Without H the same holds with
- * n_h·B_intra, n_h the devices of h that need bytes (each receives through its own port); e_h
- * likewise counts the devices of h that alone hold needed bytes. Relays: a copy sent from a holder
+ * over h's NIC (B_in(h)), whatever the plan: hence that term. Without H the same holds device by
+ * device: each receives through its own port, at most B_intra·T, and the NIC brings the rest;
+ * likewise the devices of h that alone hold needed bytes send through their own out-ports.
+ * Relays: a copy sent from a holder
  * host straight to a host that needs it arrives α_nic after it left; any other copy crossed two
  * NICs; inside a host without a holder, a device fed by a same-host device waits α_nic + α_intra.
  * mc_bound_relay turns that into time. Own host: before α_nic no byte has crossed a NIC, so
@@ -500,29 +502,21 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     if (red.msg_bytes > 0 && (t = red.msg_bytes / ports + min_latency) > bound)
         bound = t;
     /* host ports: a host's needing devices take bytes through their own ports or its NIC
-     * (a reduction's needer lacks the combination: it too receives every element); count
-     * and r_host are free (tmp: the devices each host has that need or alone hold) */
-    memset(count, 0, (size_t)nhost * sizeof *count);
-    memset(tmp, 0, (size_t)nhost * sizeof *tmp);
-    for (int64_t d = 0; d < ndev; d++) {
-        count[mc_topology_host_of(topo, d)] += r_dev[d] > 0;
-        tmp[mc_topology_host_of(topo, d)] += e_dev[d] > 0;
-    }
-    double *e_host = bout; /* bout is free after the closure */
+     * (a reduction's needer lacks the combination: it too receives every element), each
+     * device's port for itself (bound_host_ports.c); r_host gets each host's needs */
+    if ((s = mc_bound_host_ports(topo, r_dev, intra.bandwidth, intra.latency, b_in, nic.latency,
+                                 &t)))
+        goto out;
+    if (t > bound)
+        bound = t;
+    if ((s = mc_bound_host_ports(topo, e_dev, intra.bandwidth, intra.latency, b_out, nic.latency,
+                                 &t)))
+        goto out;
+    if (t > bound)
+        bound = t;
     memset(r_host, 0, (size_t)nhost * sizeof *r_host);
-    memset(e_host, 0, (size_t)nhost * sizeof *e_host);
-    for (int64_t d = 0; d < ndev; d++) {
+    for (int64_t d = 0; d < ndev; d++)
         r_host[mc_topology_host_of(topo, d)] += r_dev[d];
-        e_host[mc_topology_host_of(topo, d)] += e_dev[d];
-    }
-    for (int64_t h = 0; h < nhost; h++) { /* each port with its own latency: bound_paths.c */
-        if ((t = mc_bound_paths(r_host[h], (double)count[h] * intra.bandwidth, intra.latency, b_in,
-                                nic.latency)) > bound)
-            bound = t;
-        if ((t = mc_bound_paths(e_host[h], (double)tmp[h] * intra.bandwidth, intra.latency, b_out,
-                                nic.latency)) > bound)
-            bound = t;
-    }
     /* device sets: what only D holds in a host leaves D's out-ports or enters the NIC */
     double cut = 0;
     if (copies &&

@@ -107,6 +107,9 @@ int64_t mc_flow_reducer(const mc_plan_t *plan, const mc_flow_t *f);
 mc_status_t mc_plan_permute_flows(mc_plan_t *plan, const int64_t *index);
 /* Reorders flows like the rounds of an all-to-all (lib/plan/order.c). */
 mc_status_t mc_plan_order_rounds(mc_plan_t *plan);
+/* Reorders flows by the share of their host pair's bytes before them, then like the rounds
+ * of an all-to-all (lib/plan/order_bytes.c). */
+mc_status_t mc_plan_order_bytes(mc_plan_t *plan);
 /* Reorders flows in rounds that are matchings of sending and receiving hosts, the busiest
  * first, greedy or (maximum) maximum matchings (lib/plan/order_matchings.c); *rounds (may be
  * NULL) gets the number of rounds of NIC flows. Allocates hosts^2 counters. */
@@ -182,6 +185,12 @@ double mc_bound_relay(mc_relay_item_t *items, int64_t n, double bw, double alpha
 /* The least T with bytes <= b1·(T − a1)⁺ + b2·(T − a2)⁺: bytes through two ports, each
  * delivering its link latency after it passed them (lib/plan/bound_paths.c). */
 double mc_bound_paths(double bytes, double b1, double a1, double b2, double a2);
+
+/* The host-port term: max over hosts h and j of paths(the j largest bytes[d] of h's devices
+ * summed; j·b1, a1; b2, a2): what a device's own port (b1) cannot carry by T comes through
+ * its host's NIC (b2), which the host's devices share (lib/plan/bound_host_ports.c). */
+mc_status_t mc_bound_host_ports(const mc_topology_t *topo, const double *bytes, double b1,
+                                double a1, double b2, double a2, double *seconds);
 
 /* The slow-start term: needing hosts' lacking pieces as items grouped per host
  * (items[off[h] .. off[h+1]), copies: the host's devices that need it), senders the hosts

@@ -1,12 +1,17 @@
-/* Matching orders of a plan's flows (lib/plan/order_matchings.c):
+/* Matching orders of a plan's flows (lib/plan/order_matchings.c) and rounds by bytes
+ * (lib/plan/order_bytes.c):
  * - hand-worked: 3 hosts, flows 0->1 x2, 1->2 x2, 2->0 x2, 0->2, 1->0, 2->1 and one flow
  *   inside host 0: every host sends and receives 3 NIC flows, and maximum matchings need
  *   exactly 3 rounds (two rotations one way, one the other);
  * - random host multigraphs (fixed seeds): the order is a permutation of the flows, each
  *   with its edges, and the rounds r satisfy D <= r <= 2D - 1 (D the most NIC flows of one
  *   host, sent or received: every round is a matching, and a maximal one);
- * - a meshcast plan reordered both ways still delivers every destination byte (4 thread
- *   ranks, element by element). */
+ * - rounds by bytes, hand-worked: 3 hosts, one flow of 300 bytes 0->1, three of 100 1->2,
+ *   200 and 100 2->0, and one inside host 0: the order is the flow inside, the first flow of
+ *   each pair, then 1->2's second (a third of its pair's bytes before it), then 1->2's third
+ *   and 2->0's second (two thirds), senders ascending;
+ * - a meshcast plan reordered all three ways still delivers every destination byte (4
+ *   thread ranks, element by element). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -86,6 +91,28 @@ static void test_hand(void **state)
     mc_topology_destroy(topo);
 }
 
+static void test_bytes_hand(void **state)
+{
+    (void)state;
+    mc_topology_t *topo = NULL;
+    assert_int_equal(mc_topology_parse(topo_text, "order.topo", &topo), MC_OK);
+    const int64_t from[] = {0, 2, 2, 2, 4, 4, 0}, to[] = {2, 4, 4, 4, 0, 0, 1};
+    const int64_t bytes[] = {300, 100, 100, 100, 200, 100, 50}, want[] = {6, 0, 1, 4, 2, 3, 5};
+    mc_plan_t *plan = flows_plan(topo, 7, from, to);
+    for (int i = 0; i < 7; i++)
+        plan->flows[i].bytes = bytes[i];
+    assert_int_equal(mc_plan_order_bytes(plan), MC_OK);
+    for (int i = 0; i < 7; i++) {
+        const mc_flow_t *f = &plan->flows[i];
+        assert_int_equal(f->piece, want[i]);
+        assert_int_equal(f->bytes, bytes[want[i]]);
+        assert_int_equal(plan->edges[f->edge0].from, from[want[i]]);
+        assert_int_equal(plan->edges[f->edge0].to, to[want[i]]);
+    }
+    flows_plan_free(plan);
+    mc_topology_destroy(topo);
+}
+
 static void test_random(void **state)
 {
     (void)state;
@@ -115,6 +142,10 @@ static void test_random(void **state)
             check_permutation(plan, from, to);
             flows_plan_free(plan);
         }
+        mc_plan_t *plan = flows_plan(topo, n, from, to);
+        assert_int_equal(mc_plan_order_bytes(plan), MC_OK);
+        check_permutation(plan, from, to);
+        flows_plan_free(plan);
     }
     mc_topology_destroy(topo);
 }
@@ -135,12 +166,14 @@ static void test_execute(void **state)
     assert_int_equal(mc_layout_create(3, shape, MC_DTYPE_F32, sm, ss, &src), MC_OK);
     assert_int_equal(mc_layout_create(3, shape, MC_DTYPE_F32, dm, ds, &dst), MC_OK);
     assert_int_equal(mc_topology_parse(topo_text, "order.topo", &topo), MC_OK);
-    for (int maximum = 0; maximum < 2; maximum++) {
+    for (int maximum = 0; maximum < 3; maximum++) { /* 2: rounds by bytes */
         mc_plan_params_t params = {.field_mask = MC_PLAN_PARAM_STRATEGY,
                                    .strategy = MC_STRATEGY_MESHCAST};
         mc_plan_t *plan = NULL;
         assert_int_equal(mc_plan_create(src, dst, topo, &params, &plan), MC_OK);
-        assert_int_equal(mc_plan_order_matchings(plan, maximum, NULL), MC_OK);
+        assert_int_equal(maximum < 2 ? mc_plan_order_matchings(plan, maximum, NULL)
+                                     : mc_plan_order_bytes(plan),
+                         MC_OK);
         int64_t wrong = eh_run_pattern(plan, src, dst, 4, 5, err, sizeof err);
         if (wrong < 0)
             fail_msg("maximum %d: %s", maximum, err);
@@ -160,6 +193,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_hand),
+        cmocka_unit_test(test_bytes_hand),
         cmocka_unit_test(test_random),
         cmocka_unit_test(test_execute),
     };
