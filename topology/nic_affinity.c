@@ -7,25 +7,6 @@
 #include "topology_internal.h"
 #include "util/util.h"
 
-int mc_topology_nic_index(const mc_topology_t *topo, int64_t d)
-{
-    if (!topo->nic_map || d < 0)
-        return -1;
-    int64_t i = topo->host_of ? d : d % topo->devices_per_host;
-    return i < topo->nic_map_len ? topo->nic_map[i] : -1;
-}
-
-int64_t mc_topology_nic_ports(const mc_topology_t *topo)
-{
-    return topo->nic_map ? topo->nics : 1;
-}
-
-int64_t mc_topology_nic_port(const mc_topology_t *topo, int64_t d)
-{
-    int i = mc_topology_nic_index(topo, d);
-    return mc_host_of(topo, d) * mc_topology_nic_ports(topo) + (i > 0 ? i : 0);
-}
-
 double mc_topology_nic_extra_latency(const mc_topology_t *topo, int64_t a, int64_t b)
 {
     if (!topo->nic_rails || mc_topology_nic_index(topo, a) == mc_topology_nic_index(topo, b))

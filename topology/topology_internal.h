@@ -63,13 +63,27 @@ static inline int64_t mc_host_of(const mc_topology_t *topo, int64_t d)
 {
     return topo->host_of ? topo->host_of[d] : d / topo->devices_per_host;
 }
-/* NIC of device d (0..nics-1), or -1 when the topology pools its NICs. */
-int mc_topology_nic_index(const mc_topology_t *topo, int64_t d);
+/* NIC of device d (0..nics-1), or -1 when the topology pools its NICs. Inline, as the next
+ * two: the simulator and the strategies ask them per edge. */
+static inline int mc_topology_nic_index(const mc_topology_t *topo, int64_t d)
+{
+    if (!topo->nic_map || d < 0)
+        return -1;
+    int64_t i = topo->host_of ? d : d % topo->devices_per_host;
+    return i < topo->nic_map_len ? topo->nic_map[i] : -1;
+}
 /* NIC ports per host in the cost model: the NIC count with an affinity map, else 1 (the
  * host's NICs pooled into one port of their summed rate). */
-int64_t mc_topology_nic_ports(const mc_topology_t *topo);
+static inline int64_t mc_topology_nic_ports(const mc_topology_t *topo)
+{
+    return topo->nic_map ? topo->nics : 1;
+}
 /* Cost-model NIC port of device d, in 0..hosts*nic_ports-1. */
-int64_t mc_topology_nic_port(const mc_topology_t *topo, int64_t d);
+static inline int64_t mc_topology_nic_port(const mc_topology_t *topo, int64_t d)
+{
+    int i = mc_topology_nic_index(topo, d);
+    return mc_host_of(topo, d) * mc_topology_nic_ports(topo) + (i > 0 ? i : 0);
+}
 /* Extra latency of a NIC transfer from device a to device b: on a rail-optimized cluster
  * a transfer between NICs on different rails crosses the spine, one more NIC latency. */
 double mc_topology_nic_extra_latency(const mc_topology_t *topo, int64_t a, int64_t b);

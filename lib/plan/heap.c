@@ -1,5 +1,6 @@
 /* Binary min-heap ordered by (key, tie). */
 #include <stdlib.h>
+#include <string.h>
 #include "heap.h"
 #include "util/util.h"
 
@@ -63,6 +64,34 @@ static void front_insert(mc_queue_t *q, int64_t n, mc_heap_item_t item)
     q->front[i] = item;
 }
 
+/* Adds item to the rest (the run if it comes in order, else the heap). */
+static mc_status_t rest_push(mc_queue_t *q, mc_heap_item_t item)
+{
+    if (q->run_head == q->run_n)
+        q->run_head = q->run_n = 0; /* the run is empty: start it again */
+    if (q->run_n > 0 && mc_heap_less(&item, &q->run[q->run_n - 1]))
+        return mc_heap_push(&q->rest, item);
+    if (q->run_n == q->run_cap && q->run_head > 0) { /* reuse the popped head's room */
+        memmove(q->run, q->run + q->run_head, (size_t)(q->run_n - q->run_head) * sizeof *q->run);
+        q->run_n -= q->run_head;
+        q->run_head = 0;
+    }
+    mc_status_t s =
+        mc_grow((void **)&q->run, &q->run_cap, q->run_n, sizeof *q->run, 16, "a simulator queue");
+    if (!s)
+        q->run[q->run_n++] = item;
+    return s;
+}
+
+/* Removes and returns the least item of the rest, which is not empty. */
+static mc_heap_item_t rest_pop(mc_queue_t *q)
+{
+    if (q->run_head < q->run_n &&
+        (q->rest.n == 0 || mc_heap_less(&q->run[q->run_head], &q->rest.items[0])))
+        return q->run[q->run_head++];
+    return mc_heap_pop(&q->rest);
+}
+
 mc_status_t mc_queue_push(mc_queue_t *q, mc_heap_item_t item)
 {
     if (q->nfront < MC_QUEUE_FRONT) { /* rest is empty */
@@ -74,8 +103,8 @@ mc_status_t mc_queue_push(mc_queue_t *q, mc_heap_item_t item)
     }
     mc_heap_item_t last = q->front[MC_QUEUE_FRONT - 1];
     if (!mc_heap_less(&item, &last))
-        return mc_heap_push(&q->rest, item);
-    mc_status_t s = mc_heap_push(&q->rest, last); /* the front's last moves to the rest */
+        return rest_push(q, item);
+    mc_status_t s = rest_push(q, last); /* the front's last moves to the rest */
     if (!s)
         front_insert(q, MC_QUEUE_FRONT - 1, item);
     return s;
@@ -87,8 +116,8 @@ mc_heap_item_t mc_queue_remove(mc_queue_t *q, int64_t i)
     for (; i + 1 < q->nfront; i++)
         q->front[i] = q->front[i + 1];
     q->nfront--;
-    if (q->rest.n > 0) /* the rest's least comes after every item of the front */
-        q->front[q->nfront++] = mc_heap_pop(&q->rest);
+    if (q->rest.n > 0 || q->run_head < q->run_n) /* the rest's least comes after the front */
+        q->front[q->nfront++] = rest_pop(q);
     return item;
 }
 
@@ -96,8 +125,9 @@ void mc_queue_free(mc_queue_t *q)
 {
     mc_heap_free(&q->rest);
     free(q->front);
-    q->front = NULL;
-    q->nfront = q->front_cap = 0;
+    free(q->run);
+    q->front = q->run = NULL;
+    q->nfront = q->front_cap = q->run_head = q->run_n = q->run_cap = 0;
 }
 
 void mc_heap_free(mc_heap_t *h)

@@ -31,14 +31,20 @@ mc_heap_item_t mc_heap_remove(mc_heap_t *h, int64_t i);
 void mc_heap_free(mc_heap_t *h);
 
 /* A port's queue for the simulator's lookahead, which visits the first MC_QUEUE_FRONT items
- * in (key, tie) order: those are kept apart, sorted, in front[], and the rest in a heap
- * whose items all come after them (rest is empty unless front is full). The lookahead then
+ * in (key, tie) order: those are kept apart, sorted, in front[], and the rest (a sorted run
+ * and a heap) all come after them (the rest is empty unless front is full). The lookahead then
  * reads an array instead of walking a heap, and a push or removal moves at most
  * MC_QUEUE_FRONT items besides one heap operation. */
 #define MC_QUEUE_FRONT 16
 typedef struct {
     mc_heap_item_t *front; /* grows to MC_QUEUE_FRONT items: most ports queue a few */
     int64_t nfront, front_cap;
+    /* the rest: items that come in order (no less than the run's last) are appended to a
+     * sorted run, the others go to a heap; the least of the rest is the run's head or the
+     * heap's top. Edges whose first chunks queue at once come in order (offset 0, then edge
+     * index), so a port that queues thousands pops them from the run, not the heap. */
+    mc_heap_item_t *run;
+    int64_t run_head, run_n, run_cap;
     mc_heap_t rest;
 } mc_queue_t;
 

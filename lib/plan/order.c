@@ -35,40 +35,50 @@ static void sort_keys(flow_key_t *keys, flow_key_t *tmp, int64_t n)
     }
 }
 
+int mc_flow_first_crossing(const mc_plan_t *plan, int64_t i, int64_t *from, int64_t *to)
+{
+    const mc_flow_t *f = &plan->flows[i];
+    for (int64_t j = 0; j < f->nedges; j++) {
+        const mc_edge_t *e = &plan->edges[f->edge0 + j];
+        int64_t a = mc_host_of(plan->topo, e->from), b = mc_host_of(plan->topo, e->to);
+        if (a != b) {
+            *from = a;
+            *to = b;
+            return 1;
+        }
+    }
+    *from = *to = -1;
+    return 0;
+}
+
+int64_t mc_rank_marked(int64_t *mark, int64_t n)
+{
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; i++)
+        mark[i] = mark[i] ? count++ : -1;
+    return count;
+}
+
 mc_status_t mc_plan_order_rounds(mc_plan_t *plan)
 {
     const mc_topology_t *topo = plan->topo;
     int64_t nhost = mc_topology_hosts(topo), n = plan->nflows;
-    flow_key_t *keys = mc_calloc((size_t)n + 1, sizeof *keys);
-    int64_t *out_host = mc_calloc((size_t)n + 1, sizeof *out_host);
-    int64_t *in_host = mc_calloc((size_t)n + 1, sizeof *in_host);
+    /* malloc: keys, out_host and in_host are written before they are read */
+    flow_key_t *keys = malloc(((size_t)n + 1) * sizeof *keys);
+    int64_t *out_host = malloc(((size_t)n + 1) * sizeof *out_host);
+    int64_t *in_host = malloc(((size_t)n + 1) * sizeof *in_host);
     int64_t *out_rank = mc_calloc((size_t)nhost, sizeof *out_rank);
     int64_t *in_rank = mc_calloc((size_t)nhost, sizeof *in_rank);
     int64_t *pair_count = NULL;
     mc_status_t s = MC_OK;
     if (!keys || !out_host || !in_host || !out_rank || !in_rank) {
-        s = MC_ERR_NOMEM;
+        s = mc_error(MC_ERR_NOMEM, "out of memory ordering the plan's flows");
         goto out;
     }
-    for (int64_t i = 0; i < n; i++) {
-        const mc_flow_t *f = &plan->flows[i];
-        out_host[i] = in_host[i] = -1;
-        for (int64_t j = 0; j < f->nedges; j++) {
-            const mc_edge_t *e = &plan->edges[f->edge0 + j];
-            int64_t a = mc_host_of(topo, e->from), b = mc_host_of(topo, e->to);
-            if (a != b) {
-                out_host[i] = a;
-                in_host[i] = b;
-                out_rank[a] = in_rank[b] = 1;
-                break;
-            }
-        }
-    }
-    int64_t senders = 0, receivers = 0;
-    for (int64_t h = 0; h < nhost; h++) {
-        out_rank[h] = out_rank[h] ? senders++ : -1;
-        in_rank[h] = in_rank[h] ? receivers++ : -1;
-    }
+    for (int64_t i = 0; i < n; i++)
+        if (mc_flow_first_crossing(plan, i, &out_host[i], &in_host[i]))
+            out_rank[out_host[i]] = in_rank[in_host[i]] = 1;
+    int64_t senders = mc_rank_marked(out_rank, nhost), receivers = mc_rank_marked(in_rank, nhost);
     /* keys pack k (23 bits), rotation and sender rank (20 bits each); past that (over a
      * million hosts) the order is left as it is */
     if (senders * receivers > ((int64_t)1 << 26) || n >= ((int64_t)1 << 23))
@@ -92,9 +102,9 @@ mc_status_t mc_plan_order_rounds(mc_plan_t *plan)
         }
         keys[i] = (flow_key_t){(k << 40) | (rotation << 20) | sender, i};
     }
-    flow_key_t *tmp = mc_calloc((size_t)n + 1, sizeof *tmp);
+    flow_key_t *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
     if (!tmp) {
-        s = MC_ERR_NOMEM;
+        s = mc_error(MC_ERR_NOMEM, "out of memory ordering the plan's flows");
         goto out;
     }
     sort_keys(keys, tmp, n);
@@ -114,13 +124,18 @@ out:
 
 mc_status_t mc_plan_permute_flows(mc_plan_t *plan, const int64_t *index)
 {
+    /* into new arrays of the same capacity, which then replace the old ones (no copy back;
+     * malloc, not calloc: every entry up to n is written) */
     int64_t n = plan->nflows, nedges = 0;
-    mc_flow_t *flows = mc_calloc((size_t)n + 1, sizeof *flows);
-    mc_edge_t *edges = mc_calloc((size_t)plan->nedges + 1, sizeof *edges);
+    mc_flow_t *flows =
+        malloc((size_t)(plan->flows_cap > n ? plan->flows_cap : n + 1) * sizeof *flows);
+    mc_edge_t *edges =
+        malloc((size_t)(plan->edges_cap > plan->nedges ? plan->edges_cap : plan->nedges + 1) *
+               sizeof *edges);
     if (!flows || !edges) {
         free(flows);
         free(edges);
-        return MC_ERR_NOMEM;
+        return mc_error(MC_ERR_NOMEM, "out of memory ordering the plan's flows");
     }
     for (int64_t i = 0; i < n; i++) {
         const mc_flow_t *f = &plan->flows[index[i]];
@@ -129,11 +144,13 @@ mc_status_t mc_plan_permute_flows(mc_plan_t *plan, const int64_t *index)
         memcpy(edges + nedges, plan->edges + f->edge0, (size_t)f->nedges * sizeof *edges);
         nedges += f->nedges;
     }
-    if (n > 0) { /* an empty plan may have no arrays to copy into */
-        memcpy(plan->flows, flows, (size_t)n * sizeof *flows);
-        memcpy(plan->edges, edges, (size_t)nedges * sizeof *edges);
-    }
-    free(flows);
-    free(edges);
+    free(plan->flows);
+    free(plan->edges);
+    plan->flows = flows;
+    plan->edges = edges;
+    if (plan->flows_cap < n + 1)
+        plan->flows_cap = n + 1;
+    if (plan->edges_cap < plan->nedges + 1)
+        plan->edges_cap = plan->nedges + 1;
     return MC_OK;
 }

@@ -229,6 +229,8 @@ static mc_status_t build_edges(sim_t *s)
             sim_edge_t *e = &s->edges[g];
             e->bytes = f->bytes;
             e->chunk = f->chunk_bytes;
+            e->nchild = e->next = e->ready = 0;
+            e->fed = 0;
             /* last_in holds (edge + 1) of the device's incoming edge in this flow */
             int64_t in = last_in[pe->from];
             parent[g] = in > f->edge0 ? in - 1 : -1;
@@ -459,8 +461,11 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
     /* the floor is compared with a margin for the rounding of the work sums */
     sim_t s = {.plan = plan, .limit = (limit - plan->topo->reshard_s) * (1 + 1e-9)};
     mc_status_t st = MC_OK;
-    s.edges = mc_calloc((size_t)plan->nedges + 1, sizeof *s.edges);
-    s.children = mc_calloc((size_t)plan->nedges + 1, sizeof *s.children);
+    /* malloc: build_edges writes every field of each edge, and children up to their count
+     * (the largest arrays: glibc hands back the last simulation's memory, which calloc would
+     * clear first, 6% of some plans' instructions) */
+    s.edges = malloc(((size_t)plan->nedges + 1) * sizeof *s.edges);
+    s.children = malloc(((size_t)plan->nedges + 1) * sizeof *s.children);
     s.waiting = mc_calloc((size_t)nres, sizeof *s.waiting);
     s.free_at = mc_calloc((size_t)nres, sizeof *s.free_at);
     s.busy = mc_calloc((size_t)nres, 1);
@@ -471,7 +476,7 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
     s.inv_machine = plan->topo->machine_bw > 0 ? 1.0 / plan->topo->machine_bw : 0;
     s.machine_msg = plan->topo->machine_msg_s;
     if (!s.edges || !s.children || !s.waiting || !s.free_at || !s.busy || !s.host_free || !s.work) {
-        st = MC_ERR_NOMEM;
+        st = mc_error(MC_ERR_NOMEM, "out of memory simulating the plan");
         goto out;
     }
     if ((st = build_edges(&s)) || (st = build_joins(&s)))

@@ -76,6 +76,10 @@ typedef struct {
     int64_t *stamp;   /* per piece: the round its first holder is from, -1 for none */
     int64_t *changed; /* per host: the last round that added to its devices' sends, or -1 */
     char *one;        /* per piece: its holders share one host */
+    /* per piece: the piece whose stamp and first it shares, itself unless its holders share
+     * one host and are an earlier piece's exactly (a mesh axis replicating the source: every
+     * piece of a host has the same holders, so one of them finds their first for all) */
+    int64_t *group;
     int64_t round;
 } ranks_t;
 
@@ -102,9 +106,9 @@ static int64_t ranked_sender(const mc_plan_t *plan, int64_t piece, const mc_load
 {
     const mc_piece_t *p = &plan->pieces->pieces[piece];
     const int64_t *host = r->host + r->off[piece];
-    int64_t best = -1;
-    if (stale(r, host, p->nholders, r->one[piece], r->stamp[piece])) {
-        r->stamp[piece] = r->round;
+    int64_t best = -1, g = r->group[piece];
+    if (stale(r, host, p->nholders, r->one[piece], r->stamp[g])) {
+        r->stamp[g] = r->round;
         int64_t first = 0;
         if (r->one[piece]) { /* one host's bytes sent: the devices' decide */
             double least = loads->dev_send[p->holders[0]];
@@ -118,10 +122,10 @@ static int64_t ranked_sender(const mc_plan_t *plan, int64_t piece, const mc_load
                 if (rank_before(loads, p, host, j, first))
                     first = j;
         }
-        r->first[piece] = first;
+        r->first[g] = first;
     }
-    if (!busy[host[r->first[piece]]])
-        return p->holders[r->first[piece]];
+    if (!busy[host[r->first[g]]])
+        return p->holders[r->first[g]];
     if (r->one[piece])
         return -1;
     for (int j = 0; j < p->nholders; j++)
@@ -217,13 +221,17 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
     rk.first = mc_calloc((size_t)npieces + 1, sizeof *rk.first);
     rk.changed = mc_calloc((size_t)nhost + 1, sizeof *rk.changed);
     rk.one = mc_calloc((size_t)npieces + 1, 1);
+    rk.group = mc_calloc((size_t)npieces + 1, sizeof *rk.group);
+    int64_t *rep = mc_calloc((size_t)nhost + 1, sizeof *rep); /* per host: its last group */
     rk.host = mc_calloc((size_t)nranked + 1, sizeof *rk.host);
     rk.nhost = mc_calloc((size_t)nneeded + 1, sizeof *rk.nhost);
     if (!busy || !single || !role || !trial || !round || !pos || !rk.off || !rk.noff || !rk.stamp ||
-        !rk.first || !rk.host || !rk.nhost || !rk.changed || !rk.one) {
+        !rk.first || !rk.host || !rk.nhost || !rk.changed || !rk.one || !rk.group || !rep) {
         s = MC_ERR_NOMEM;
         goto out;
     }
+    for (int64_t h = 0; h < nhost; h++)
+        rep[h] = -1;
     for (int64_t k = 0; k < n; k++) {
         pos[todo[k]] = k;
         const mc_piece_t *p = &plan->pieces->pieces[todo[k]];
@@ -236,6 +244,15 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
         }
         for (int j = 0; j < p->nneeders; j++)
             role[nh[j] = mc_host_of(plan->topo, p->needers[j])] |= ROLE_NEEDER;
+        int64_t g = rk.one[todo[k]] ? rep[hh[0]] : -1;
+        const mc_piece_t *q = g >= 0 ? &plan->pieces->pieces[g] : NULL;
+        if (!q || q->nholders != p->nholders ||
+            memcmp(q->holders, p->holders, (size_t)p->nholders * sizeof *p->holders)) {
+            g = todo[k];
+            if (rk.one[todo[k]])
+                rep[hh[0]] = g;
+        }
+        rk.group[todo[k]] = g;
     }
     free_hosts_t all = {0, 0, 0};
     for (int64_t h = 0; h < nhost; h++) {
@@ -317,6 +334,8 @@ out:
     free(rk.first);
     free(rk.changed);
     free(rk.one);
+    free(rk.group);
+    free(rep);
     free(rk.host);
     free(rk.nhost);
     free(rk.stamp);

@@ -1,6 +1,7 @@
 /* Helpers shared by the strategies. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "strategy_common.h"
 #include "topology/topology_internal.h"
 #include "util/util.h"
@@ -104,28 +105,55 @@ void mc_loads_add(mc_loads_t *loads, const mc_topology_t *topo, int64_t from, in
     }
 }
 
-static int cmp_by_size(const void *a, const void *b, void *ctx)
+int64_t mc_pieces_most_devices(const mc_pieces_t *pieces)
 {
-    const mc_pieces_t *ps = ctx;
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    int64_t bx = ps->pieces[x].bytes, by = ps->pieces[y].bytes;
-    if (bx != by)
-        return bx > by ? -1 : 1;
-    return (x > y) - (x < y);
+    int64_t most = 1;
+    for (int64_t i = 0; i < pieces->npieces; i++) {
+        if (pieces->pieces[i].nholders > most)
+            most = pieces->pieces[i].nholders;
+        if (pieces->pieces[i].nneeders > most)
+            most = pieces->pieces[i].nneeders;
+    }
+    return most;
 }
 
 mc_status_t mc_pieces_by_size(const mc_pieces_t *pieces, int64_t **out)
 {
-    int64_t *order = mc_calloc((size_t)pieces->npieces + 1, sizeof *order);
+    int64_t n = pieces->npieces;
+    int64_t *order = mc_calloc((size_t)n + 1, sizeof *order);
     if (!order)
         return MC_ERR_NOMEM;
     int sorted = 1;
-    for (int64_t i = 0; i < pieces->npieces; i++) {
+    for (int64_t i = 0; i < n; i++) {
         order[i] = i;
         sorted &= i == 0 || pieces->pieces[i].bytes <= pieces->pieces[i - 1].bytes;
     }
-    if (!sorted) /* often all pieces are the same size */
-        qsort_r(order, (size_t)pieces->npieces, sizeof *order, cmp_by_size, (void *)pieces);
+    if (sorted) { /* often all pieces are the same size */
+        *out = order;
+        return MC_OK;
+    }
+    /* a stable radix sort by bytes, largest first, a byte of the size at a time (bytes all
+     * sizes share skipped): ties stay in index order, as a comparison sort by (bytes
+     * descending, index) would leave them, at a fraction of qsort's calls (a build of 9,000
+     * pieces sorted them in 5% of a plan's time) */
+    int64_t *tmp = mc_calloc((size_t)n + 1, sizeof *tmp);
+    if (!tmp) {
+        free(order);
+        return MC_ERR_NOMEM;
+    }
+    for (int shift = 0; shift < 64; shift += 8) {
+        int64_t count[257] = {0};
+        for (int64_t i = 0; i < n; i++)
+            count[((~(uint64_t)pieces->pieces[order[i]].bytes >> shift) & 0xff) + 1]++;
+        if (count[((~(uint64_t)pieces->pieces[order[0]].bytes >> shift) & 0xff) + 1] == n)
+            continue; /* every size has this byte */
+        for (int b = 0; b < 256; b++)
+            count[b + 1] += count[b];
+        for (int64_t i = 0; i < n; i++)
+            tmp[count[(~(uint64_t)pieces->pieces[order[i]].bytes >> shift) & 0xff]++] = order[i];
+        memcpy(order, tmp, (size_t)n * sizeof *order);
+    }
+    free(tmp);
     *out = order;
     return MC_OK;
 }

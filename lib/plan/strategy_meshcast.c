@@ -231,6 +231,35 @@ static int64_t local_or_remote(ctx_t *c, const mc_piece_t *p, int nh, const mc_h
                : from;
 }
 
+/* How many stripes plan_piece cuts piece p into (before mc_box_split caps it by the box),
+ * given its holders' and needers' host runs. */
+static int stripe_count(const mc_piece_t *p, const mc_host_run_t *hruns, int nh,
+                        const mc_host_run_t *nruns, int nn, int per_needer, int64_t min_stripe,
+                        int scatter, int host_scatter)
+{
+    /* stripes: one per holder (all replicas send) and, with per_needer, at least one per
+     * needer of the widest needing host (each receiving device forwards a share); each
+     * stripe >= min_stripe */
+    int64_t want = p->bytes / min_stripe, k64 = p->nholders, nneed = 0;
+    for (int g = 0; g < nn; g++) {
+        if (mc_find_run(hruns, nh, nruns[g].host))
+            continue;
+        nneed++;
+        if (per_needer && nruns[g].count > k64)
+            k64 = nruns[g].count;
+    }
+    /* scatter: a host's needers each take one stripe in and pass it on (scatter, then
+     * all-gather inside the host), the holders' own hosts included */
+    for (int g = 0; scatter && g < nn; g++)
+        if (nruns[g].count > k64)
+            k64 = nruns[g].count;
+    /* host scatter: one stripe per needing host, which passes it on to the others (a
+     * scatter and an all-gather over the hosts) */
+    if (host_scatter && nneed > k64)
+        k64 = nneed;
+    return (int)(k64 < want ? k64 : (want > 1 ? want : 1));
+}
+
 static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_needer,
                               int64_t min_stripe, int multipath, int scatter, int host_scatter)
 {
@@ -245,23 +274,8 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
     for (int g = 0; g < nn; g++)
         if (!mc_find_run(c->hruns, nh, c->nruns[g].host))
             c->order[nneed++] = g;
-    /* stripes: one per holder (all replicas send) and, with per_needer, at least one per
-     * needer of the widest needing host (each receiving device forwards a share); each
-     * stripe >= min_stripe */
-    int64_t want = p->bytes / min_stripe, k64 = p->nholders;
-    for (int j = 0; per_needer && j < nneed; j++)
-        if (c->nruns[c->order[j]].count > k64)
-            k64 = c->nruns[c->order[j]].count;
-    /* scatter: a host's needers each take one stripe in and pass it on (scatter, then
-     * all-gather inside the host), the holders' own hosts included */
-    for (int g = 0; scatter && g < nn; g++)
-        if (c->nruns[g].count > k64)
-            k64 = c->nruns[g].count;
-    /* host scatter: one stripe per needing host, which passes it on to the others (a
-     * scatter and an all-gather over the hosts) */
-    if (host_scatter && nneed > k64)
-        k64 = nneed;
-    int k = (int)(k64 < want ? k64 : (want > 1 ? want : 1));
+    int k =
+        stripe_count(p, c->hruns, nh, c->nruns, nn, per_needer, min_stripe, scatter, host_scatter);
     k = (c->even ? mc_box_split_even : mc_box_split)(&p->box, ndim, k, c->stripes);
     for (int st = 0; st < k && !s; st++) {
         double bytes = (double)(mc_box_volume(&c->stripes[st], ndim) * plan->pieces->elem_size);
@@ -332,6 +346,48 @@ static mc_status_t plan_direct(ctx_t *c, int64_t i)
     return s;
 }
 
+/* Reserves the flows and edges a build makes at most (rail relays aside), so that they are
+ * not grown and copied piece by piece: a piece makes at most max(holders, needers) stripes of
+ * at least min_stripe bytes (0: one flow per piece), each with an edge per needer. */
+static mc_status_t reserve(mc_plan_t *plan, int64_t min_stripe)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    int64_t flows = 1, edges = 1;
+    for (int64_t i = 0; i < ps->npieces; i++) {
+        const mc_piece_t *p = &ps->pieces[i];
+        int64_t k = 1, want = min_stripe > 0 ? p->bytes / min_stripe : 1;
+        if (want > 1)
+            k = p->nholders > p->nneeders ? p->nholders : p->nneeders;
+        k = k < want ? k : (want > 1 ? want : 1);
+        flows += k;
+        edges += k * p->nneeders;
+    }
+    if (flows > plan->flows_cap) {
+        mc_flow_t *f = realloc(plan->flows, (size_t)flows * sizeof *f);
+        if (!f)
+            return mc_error(MC_ERR_NOMEM, "out of memory growing the plan's flows");
+        plan->flows = f;
+        plan->flows_cap = flows;
+    }
+    if (edges > plan->edges_cap) {
+        mc_edge_t *e = realloc(plan->edges, (size_t)edges * sizeof *e);
+        if (!e)
+            return mc_error(MC_ERR_NOMEM, "out of memory growing the plan's edges");
+        plan->edges = e;
+        plan->edges_cap = edges;
+    }
+    return MC_OK;
+}
+
+/* Scatter's least stripe for a tensor of total bytes: SCATTER_STRIPE_BYTES, or larger so that
+ * the tensor makes at most SCATTER_MAX_STRIPES stripes. */
+static int64_t scatter_least(double total)
+{
+    return total / SCATTER_MAX_STRIPES > (double)SCATTER_STRIPE_BYTES
+               ? (int64_t)(total / SCATTER_MAX_STRIPES)
+               : SCATTER_STRIPE_BYTES;
+}
+
 /* deliveries: host scatter's most (HOST_SCATTER_DELIVERIES, above) */
 static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
 {
@@ -340,13 +396,8 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
                .overlap =
                    policy == POLICY_HOST_SCATTER_MIX || policy == POLICY_HOST_SCATTER_MIX_EVEN,
                .even = policy >= POLICY_HOST_SCATTER_EVEN};
-    int64_t most = 1, nhost = mc_topology_hosts(plan->topo), *by_size = NULL;
-    for (int64_t i = 0; i < ps->npieces; i++) {
-        if (ps->pieces[i].nholders > most)
-            most = ps->pieces[i].nholders;
-        if (ps->pieces[i].nneeders > most)
-            most = ps->pieces[i].nneeders;
-    }
+    int64_t most = mc_pieces_most_devices(ps), nhost = mc_topology_hosts(plan->topo),
+            *by_size = NULL;
     mc_status_t s = mc_loads_create(plan->topo, &c.loads);
     if (s)
         return s;
@@ -370,27 +421,23 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
         total += (double)ps->pieces[i].bytes;
         delivered += (double)ps->pieces[i].bytes * (double)ps->pieces[i].nneeders;
     }
-    int64_t scatter_stripe = SCATTER_STRIPE_BYTES, host_stripe = HOST_SCATTER_STRIPE_BYTES;
-    if (total / SCATTER_MAX_STRIPES > (double)scatter_stripe)
-        scatter_stripe = (int64_t)(total / SCATTER_MAX_STRIPES);
+    int64_t scatter_stripe = scatter_least(total), host_stripe = HOST_SCATTER_STRIPE_BYTES;
     if (total / SCATTER_MAX_STRIPES > (double)host_stripe)
         host_stripe = (int64_t)(total / SCATTER_MAX_STRIPES);
     if (delivered / deliveries > (double)host_stripe)
         host_stripe = (int64_t)(delivered / deliveries);
-    /* most plans have about one flow and edge per (piece, needer): reserve that up front */
-    if ((s = mc_grow((void **)&plan->flows, &plan->flows_cap, plan->flows_cap, sizeof *plan->flows,
-                     ps->npieces + 1, "the plan's flows")) ||
+    int64_t min_stripe = policy == POLICY_FINE           ? FINE_STRIPE_BYTES
+                         : policy == POLICY_SCATTER      ? scatter_stripe
+                         : policy >= POLICY_HOST_SCATTER ? host_stripe
+                                                         : MIN_STRIPE_BYTES;
+    if ((s = reserve(plan, policy == POLICY_DIRECT ? 0 : min_stripe)) ||
         (s = mc_pieces_by_size(ps, &by_size)))
         goto out;
     for (int64_t k = 0; k < ps->npieces && !s; k++)
         if (ps->pieces[by_size[k]].nneeders > 0)
             s = policy == POLICY_DIRECT
                     ? plan_direct(&c, by_size[k])
-                    : plan_piece(&c, by_size[k], k, policy != POLICY_PER_HOLDER,
-                                 policy == POLICY_FINE           ? FINE_STRIPE_BYTES
-                                 : policy == POLICY_SCATTER      ? scatter_stripe
-                                 : policy >= POLICY_HOST_SCATTER ? host_stripe
-                                                                 : MIN_STRIPE_BYTES,
+                    : plan_piece(&c, by_size[k], k, policy != POLICY_PER_HOLDER, min_stripe,
                                  policy == POLICY_MULTIPATH || policy == POLICY_SCATTER,
                                  policy == POLICY_SCATTER,
                                  policy >= POLICY_HOST_SCATTER
@@ -409,6 +456,48 @@ out:
     free(c.order);
     free(c.relayed);
     mc_loads_destroy(&c.loads);
+    return s;
+}
+
+/* The flows a stripe policy (per-needer, fine, multi-path, scatter, direct) builds and the
+ * fewest edges: each of a piece's stripes reaches every needer that lacks it. Known before the
+ * build, so a candidate whose build and screening (at least a chunk per edge) would take the
+ * work budget is not built. */
+static mc_status_t least_size(const mc_plan_t *plan, int policy, double *flows, double *edges)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    int64_t most = mc_pieces_most_devices(ps);
+    mc_host_run_t *hruns = mc_calloc((size_t)most, sizeof *hruns);
+    mc_host_run_t *nruns = mc_calloc((size_t)most, sizeof *nruns);
+    mc_box_t *stripes = mc_calloc((size_t)most, sizeof *stripes);
+    mc_status_t s = hruns && nruns && stripes ? MC_OK : MC_ERR_NOMEM;
+    double total = 0;
+    for (int64_t i = 0; i < ps->npieces; i++)
+        total += (double)ps->pieces[i].bytes;
+    int64_t min_stripe = policy == POLICY_FINE      ? FINE_STRIPE_BYTES
+                         : policy == POLICY_SCATTER ? scatter_least(total)
+                                                    : MIN_STRIPE_BYTES;
+    *flows = *edges = 0;
+    for (int64_t i = 0; i < ps->npieces && !s; i++) {
+        const mc_piece_t *p = &ps->pieces[i];
+        int k = 1, lacking = 0;
+        if (p->nneeders == 0)
+            continue;
+        if (policy != POLICY_DIRECT) {
+            int nh = mc_group_by_host(plan->topo, p->holders, p->nholders, hruns);
+            int nn = mc_group_by_host(plan->topo, p->needers, p->nneeders, nruns);
+            k = stripe_count(p, hruns, nh, nruns, nn, policy != POLICY_PER_HOLDER, min_stripe,
+                             policy == POLICY_SCATTER, 0);
+            k = mc_box_split(&p->box, ps->ndim, k, stripes);
+        }
+        for (int j = 0; j < p->nneeders; j++)
+            lacking += !mc_piece_holds(p, p->needers[j]);
+        *flows += k;
+        *edges += (double)k * lacking;
+    }
+    free(hruns);
+    free(nruns);
+    free(stripes);
     return s;
 }
 
@@ -433,16 +522,20 @@ static int per_needer_differs(const mc_plan_t *plan)
 /* Candidates screened within this factor of the best so far are simulated in full. */
 #define SCREEN_SLACK 1.10
 
-/* The candidate search's work budget, in chunk transfers screened (0.1-0.35 us of CPU each):
- * a policy's candidate whose screening would take the plan's total above it is not judged
- * (nor tried again in the second round), and not even built once the least a candidate's
- * screening makes (least_transfers) would; host scatter, tried last, and the other strategies'
- * plans (send_recv to lb_order: meshcast is never slower than they are) are not budgeted. A count,
- * not a clock, so a plan is the same on every machine. On seeds 1-4 of the scale benchmark
- * the candidates it skips lose to the kept plan but for g0153 of seed 2 (0.11%), among them
- * g0126's of seed 2 (per-needer stripes: 195,680 one-chunk transfers, 65 ms, 0.03% slower),
- * and the costliest winner it lets through is g0202's of seed 4 (per-needer stripes, 3%
- * faster, the total at 160,056). */
+/* The candidate search's work budget, in chunk transfers screened (0.1-0.35 us of CPU each)
+ * and flows built (about as much each: the flow, its ordering, chunking and floor): a
+ * policy's candidate whose screening would take the plan's total above it is not judged (nor
+ * tried again in the second round), and not even built once the least a candidate's screening
+ * makes (least_transfers) would, or, for a stripe policy, its own flows and fewest edges
+ * (least_size); host scatter, tried last, and the other strategies' plans (send_recv to
+ * lb_order: meshcast is never slower than they are) are not budgeted, though their flows and
+ * screenings count. A count, not a clock, so a plan is the same on every machine. On seeds 1-4
+ * of the scale benchmark the candidates it skips lose to the kept plan but for g0153 of seed 2
+ * (0.11%), among them g0126's of seed 2 (per-needer stripes: 195,680 one-chunk transfers, 65
+ * ms, 0.03% slower) and the fine stripes of g0033 and g0056 of seed 4 (about 9,000 pieces:
+ * 70,000 flows and edges each, beaten by direct sends or 0.03% slower), and the costliest
+ * winner it lets through is g0202's of seed 4 (per-needer stripes, 3% faster, the total at
+ * 161,595). */
 #define WORK_BUDGET 170000.0
 
 /* Most candidates a plan judges (16 policies, then 15 again with SECOND_CAP), remembered to skip
@@ -488,6 +581,10 @@ typedef struct {
     int budgeted; /* the candidate is skipped if its screening takes work above WORK_BUDGET */
     double least; /* about the fewest transfers a candidate's screening makes */
     int uneven;   /* host scatter's stripes may be cut more evenly (mc_stripes_uneven) */
+    /* per policy: its first candidate was judged with more messages than MC_PLAN_MAX_CHUNKS,
+     * so one chunk each whatever the cap (mc_plan_set_chunks): built again with a cap it
+     * would be a repeat, so it is neither built again nor screened again (screen_again) */
+    char capless[POLICY_HOST_SCATTER];
 } best_t;
 
 /* A fingerprint of the plan's flows and edges: several policies often build the same plan
@@ -920,11 +1017,22 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
     int budgeted = policy < POLICY_SEND_RECV || policy > POLICY_BROADCAST_LB_ORDER;
     best->last = INFINITY;
     best->last_floor = 0;
+    if (cap > 0 && best->capless[policy])
+        return MC_OK; /* the same plan as its first, judged already */
     if (budgeted && best->work + best->least > WORK_BUDGET)
         return MC_OK; /* no plan of it could be judged: not built */
+    double flows = 0, edges = 0;
+    if (budgeted && policy >= POLICY_PER_NEEDER && policy <= POLICY_DIRECT) {
+        mc_status_t s = least_size(plan, policy, &flows, &edges);
+        if (s || best->work + flows + edges > WORK_BUDGET)
+            return s; /* its build and screening would take the budget: not built */
+    }
     mc_status_t s = build_policy(&alt, policy, &built);
+    best->work += (double)alt.nflows; /* a flow built costs about a transfer simulated */
     if (!s && built)
         s = mc_plan_set_chunks(&alt);
+    if (!s && built && cap == 0 && alt.nedges > MC_PLAN_MAX_CHUNKS)
+        best->capless[policy] = 1;
     best->budgeted = budgeted;
     s = settle(plan, &alt, best, s, built);
     best->budgeted = 0;
@@ -1047,6 +1155,8 @@ static mc_status_t try_chunk_cap(mc_plan_t *plan, best_t *best)
 {
     int64_t kept = plan->chunk_cap;
     mc_status_t s = MC_OK;
+    if (plan->nedges > MC_PLAN_MAX_CHUNKS)
+        return MC_OK; /* one chunk per message whatever the cap (best_t's capless) */
     for (int64_t cap = (kept > 0 ? kept : MC_PLAN_MAX_CHUNK_BYTES) / 2; cap >= LEAST_CAP && !s;
          cap /= 2) {
         int64_t before = chunk_sum(plan);
@@ -1151,8 +1261,10 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     }
     best.least = least_transfers(plan);
     s = build(plan, POLICY_PER_HOLDER, HOST_SCATTER_DELIVERIES);
+    best.work = (double)plan->nflows;
     if (!s && !(s = mc_plan_set_chunks(plan)))
         s = judge(plan, &best, &keep);
+    best.capless[POLICY_PER_HOLDER] = (char)(plan->nedges > MC_PLAN_MAX_CHUNKS);
     if (!s && per_needer_differs(plan))
         s = try_policy(plan, POLICY_PER_NEEDER, 0, &best);
     /* lb_order's rounds grow faster than linearly with the pieces: tried up to a limit */
@@ -1182,7 +1294,8 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     int refine =
         best.full > REFINE_ABOVE_FLOOR * floor && plan->pieces->npieces <= REFINE_MAX_PIECES;
     for (int policy = POLICY_PER_HOLDER; policy <= last && !s && refine; policy++) {
-        if (floor_only[policy] && first[policy] <= SECOND_SLACK * best.full)
+        if (floor_only[policy] && !best.capless[policy] &&
+            first[policy] <= SECOND_SLACK * best.full)
             s = screen_again(plan, policy, SECOND_SLACK * best.full, &first[policy]);
         if (!s && first[policy] <= SECOND_SLACK * best.full)
             s = try_policy(plan, policy, SECOND_CAP, &best);

@@ -7,17 +7,8 @@
 
 typedef struct {
     int64_t piece, needer, flow;
+    int64_t slot; /* the (piece, needer) pair's place among all pairs: piece, then needer */
 } delivery_t;
-
-static int cmp_delivery(const void *a, const void *b)
-{
-    const delivery_t *x = a, *y = b;
-    if (x->piece != y->piece)
-        return x->piece < y->piece ? -1 : 1;
-    if (x->needer != y->needer)
-        return x->needer < y->needer ? -1 : 1;
-    return (x->flow > y->flow) - (x->flow < y->flow);
-}
 
 static int boxes_overlap(const mc_box_t *a, const mc_box_t *b, int ndim)
 {
@@ -33,7 +24,39 @@ typedef struct {
     const int64_t *ids;
     int64_t n;
     int64_t *stamp;
+    int64_t *place;     /* place[id]: the id's place in ids or -1, for ids up to max_id (NULL:
+                           ids too sparse, binary search) */
+    int64_t max_id;     /* the largest id */
+    const int64_t *off; /* per piece: its first (piece, needer) slot */
 } devices_t;
+
+/* The device's place in ids, or -1. */
+static int64_t find(const devices_t *dv, int64_t id)
+{
+    if (!dv->place)
+        return mc_ids_find(dv->ids, dv->n, id);
+    return id < 0 || id > dv->max_id ? -1 : dv->place[id];
+}
+
+/* A delivery of piece pi to device to if it needs it (its slot from its place among the
+ * piece's ascending needers); returns whether it does. */
+static int deliver(const mc_pieces_t *ps, const devices_t *dv, int64_t pi, int64_t to, int64_t fi,
+                   delivery_t *out, int64_t *nout)
+{
+    const mc_piece_t *p = &ps->pieces[pi];
+    int lo = 0, hi = p->nneeders;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (p->needers[mid] < to)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == p->nneeders || p->needers[lo] != to)
+        return 0;
+    out[(*nout)++] = (delivery_t){pi, to, fi, dv->off[pi] + lo};
+    return 1;
+}
 
 /* The gather edges of a reduction flow: a combine tree (lib/plan/reduce_tree.c) bringing
  * every addend exactly once to the reducer, which then has the combined box. Copy flows
@@ -42,7 +65,6 @@ static mc_status_t check_gather(const mc_plan_t *plan, int64_t fi, const devices
                                 delivery_t *out, int64_t *nout)
 {
     const mc_flow_t *f = &plan->flows[fi];
-    const mc_piece_t *p = &plan->pieces->pieces[f->piece];
     int64_t n = plan->pieces->naddends;
     if ((n > 1) != (f->ngather > 0) || f->ngather < 0 || f->ngather > f->nedges)
         return mc_error(MC_ERR_INVALID, "flow %lld: %lld gather edges for %lld addends",
@@ -51,7 +73,7 @@ static mc_status_t check_gather(const mc_plan_t *plan, int64_t fi, const devices
         return MC_OK;
     for (int64_t j = 0; j < f->ngather; j++) {
         const mc_edge_t *e = &plan->edges[f->edge0 + j];
-        if (mc_ids_find(dv->ids, dv->n, e->from) < 0 || mc_ids_find(dv->ids, dv->n, e->to) < 0)
+        if (find(dv, e->from) < 0 || find(dv, e->to) < 0)
             return mc_error(MC_ERR_INVALID, "flow %lld: bad gather edge %lld -> %lld",
                             (long long)fi, (long long)e->from, (long long)e->to);
     }
@@ -61,9 +83,8 @@ static mc_status_t check_gather(const mc_plan_t *plan, int64_t fi, const devices
         return s;
     mc_reduce_tree_free(&t);
     int64_t reducer = mc_flow_reducer(plan, f);
-    dv->stamp[mc_ids_find(dv->ids, dv->n, reducer)] = fi + 1;
-    if (mc_piece_needs(p, reducer))
-        out[(*nout)++] = (delivery_t){f->piece, reducer, fi};
+    dv->stamp[find(dv, reducer)] = fi + 1;
+    deliver(plan->pieces, dv, f->piece, reducer, fi, out, nout);
     return MC_OK;
 }
 
@@ -90,7 +111,7 @@ static mc_status_t check_flow(const mc_plan_t *plan, int64_t fi, const devices_t
         return s;
     for (int64_t j = f->ngather; j < f->nedges; j++) {
         const mc_edge_t *e = &plan->edges[f->edge0 + j];
-        int64_t a = mc_ids_find(dv->ids, dv->n, e->from), b = mc_ids_find(dv->ids, dv->n, e->to);
+        int64_t a = find(dv, e->from), b = find(dv, e->to);
         if (a < 0 || b < 0 || a == b)
             return mc_error(MC_ERR_INVALID, "flow %lld: bad edge %lld -> %lld", (long long)fi,
                             (long long)e->from, (long long)e->to);
@@ -102,10 +123,8 @@ static mc_status_t check_flow(const mc_plan_t *plan, int64_t fi, const devices_t
             return mc_error(MC_ERR_INVALID, "flow %lld: device %lld receives bytes it has",
                             (long long)fi, (long long)e->to);
         dv->stamp[b] = fi + 1;
-        if (mc_piece_needs(p, e->to)) {
-            out[(*nout)++] = (delivery_t){f->piece, e->to, fi};
+        if (deliver(ps, dv, f->piece, e->to, fi, out, nout))
             continue;
-        }
         int forwards = 0;
         for (int64_t k = j + 1; k < f->nedges && !forwards; k++)
             forwards = plan->edges[f->edge0 + k].from == e->to;
@@ -125,20 +144,48 @@ mc_status_t mc_plan_validate(const mc_plan_t *plan)
         return mc_error(MC_ERR_INVALID, "mc_plan_validate: NULL plan");
     const mc_pieces_t *ps = plan->pieces;
     devices_t dv = {0};
-    int64_t *ids = NULL;
-    delivery_t *del = mc_calloc((size_t)plan->nedges + 1, sizeof *del);
+    int64_t *ids = NULL, *off = mc_calloc((size_t)ps->npieces + 1, sizeof *off), *count = NULL;
+    delivery_t *del = mc_calloc((size_t)plan->nedges + 1, sizeof *del), *sorted = NULL;
     int64_t ndel = 0;
-    if (!del || (s = mc_mesh_union(plan->src->mesh, plan->dst->mesh, &ids, &dv.n)) ||
+    if (!del || !off || (s = mc_mesh_union(plan->src->mesh, plan->dst->mesh, &ids, &dv.n)) ||
         !(dv.stamp = mc_calloc((size_t)dv.n, sizeof *dv.stamp))) {
         s = MC_ERR_NOMEM;
         goto out;
     }
     dv.ids = ids;
+    dv.off = off;
+    for (int64_t i = 0; i < ps->npieces; i++)
+        off[i + 1] = off[i] + ps->pieces[i].nneeders;
+    /* a table from id to place when the ids are dense enough (device ids usually are) */
+    dv.max_id = dv.n > 0 ? ids[dv.n - 1] : -1;
+    if (dv.n > 0 && ids[0] >= 0 && dv.max_id < 4 * dv.n + 4096 &&
+        (dv.place = malloc((size_t)(dv.max_id + 1) * sizeof *dv.place))) {
+        for (int64_t id = 0; id <= dv.max_id; id++)
+            dv.place[id] = -1;
+        for (int64_t i = 0; i < dv.n; i++)
+            dv.place[ids[i]] = i;
+    }
     for (int64_t fi = 0; fi < plan->nflows && !s; fi++)
         s = check_flow(plan, fi, &dv, del, &ndel);
     if (s)
         goto out;
-    qsort(del, (size_t)ndel, sizeof *del, cmp_delivery);
+    /* by (piece, needer), then flow: a counting sort by slot, stable (deliveries come in flow
+     * order) */
+    count = mc_calloc((size_t)off[ps->npieces] + 2, sizeof *count);
+    sorted = mc_calloc((size_t)ndel + 1, sizeof *sorted);
+    if (!count || !sorted) {
+        s = MC_ERR_NOMEM;
+        goto out;
+    }
+    for (int64_t i = 0; i < ndel; i++)
+        count[del[i].slot + 1]++;
+    for (int64_t k = 0; k < off[ps->npieces]; k++)
+        count[k + 1] += count[k];
+    for (int64_t i = 0; i < ndel; i++)
+        sorted[count[del[i].slot]++] = del[i];
+    free(del);
+    del = sorted;
+    sorted = NULL;
     int64_t groups_seen = 0, expected = 0;
     for (int64_t i = 0; i < ps->npieces; i++)
         expected += ps->pieces[i].nneeders;
@@ -172,6 +219,10 @@ mc_status_t mc_plan_validate(const mc_plan_t *plan)
 out:
     free(ids);
     free(dv.stamp);
+    free(dv.place);
+    free(off);
+    free(count);
+    free(sorted);
     free(del);
     return s;
 }
