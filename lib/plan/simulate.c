@@ -41,16 +41,16 @@
 enum { EV_ARRIVE, EV_FREE, EV_JOIN };
 #define EV_BITS 2
 
-typedef struct {
-    int64_t bytes, chunk;   /* its flow's bytes and chunk_bytes, here to spare a lookup */
-    int64_t r_send, r_recv; /* resource indices */
+typedef struct {          /* 96 bytes: indices below 2^31 (ports, hosts, combines) are int32_t */
+    int64_t bytes, chunk; /* its flow's bytes and chunk_bytes, here to spare a lookup */
     double latency, inv_bw;
-    int64_t host;           /* host whose shared bandwidth the chunk uses; -1 for none */
     int64_t child0, nchild; /* children edges in sim.children */
     int64_t next, ready;    /* chunks [next, ready) have arrived and wait to be sent */
     int64_t arrived;        /* gather edge: chunks whose arrival at the combine was handled */
-    int64_t join;           /* gather edge: the combine its chunks arrive at; else -1 */
-    int fed;                /* leaves a combine (its chunks come from the join) */
+    int32_t r_send, r_recv; /* resource indices */
+    int32_t host;           /* host whose shared bandwidth the chunk uses; -1 for none */
+    int32_t join;           /* gather edge: the combine its chunks arrive at; else -1 */
+    int32_t fed;            /* leaves a combine (its chunks come from the join) */
 } sim_edge_t;
 
 /* A combine of a reduction flow (docs/planning.md#reductions): chunk k of its result is
@@ -247,17 +247,17 @@ static mc_status_t build_edges(sim_t *s)
                 count[parent[g]]++;
             last_in[pe->to] = g + 1;
             if (mc_edge_class(topo, pe->from, pe->to) == MC_LINK_NIC) {
-                e->r_send = 2 * ndev + mc_topology_nic_port(topo, pe->from);
-                e->r_recv = 2 * ndev + nports + mc_topology_nic_port(topo, pe->to);
+                e->r_send = (int32_t)(2 * ndev + mc_topology_nic_port(topo, pe->from));
+                e->r_recv = (int32_t)(2 * ndev + nports + mc_topology_nic_port(topo, pe->to));
                 e->latency = nic.latency + mc_topology_nic_extra_latency(topo, pe->from, pe->to);
                 e->inv_bw = 1.0 / (slow && slow[g] ? topo->crossbar_eff * nic_bw : nic_bw);
                 e->host = -1;
             } else {
-                e->r_send = pe->from;
-                e->r_recv = ndev + pe->to;
+                e->r_send = (int32_t)pe->from;
+                e->r_recv = (int32_t)(ndev + pe->to);
                 e->latency = intra.latency;
                 e->inv_bw = 1.0 / intra.bandwidth;
-                e->host = mc_host_of(topo, pe->from);
+                e->host = (int32_t)mc_host_of(topo, pe->from);
             }
             s->work[e->r_send] += (double)f->bytes * e->inv_bw;
             s->work[e->r_recv] += (double)f->bytes * e->inv_bw;
@@ -313,7 +313,7 @@ static mc_status_t build_joins(sim_t *s)
                     ncount += nchunks(f);
                 }
                 if (pass) {
-                    s->edges[f->edge0 + j].join = join_of[to] - 1;
+                    s->edges[f->edge0 + j].join = (int32_t)(join_of[to] - 1);
                     s->joins[join_of[to] - 1].need++;
                 }
             }
@@ -470,6 +470,8 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
     /* the floor is compared with a margin for the rounding of the work sums */
     sim_t s = {.plan = plan, .limit = (limit - plan->topo->reshard_s) * (1 + 1e-9)};
     mc_status_t st = MC_OK;
+    if (nres > INT32_MAX || plan->nedges > INT32_MAX) /* sim_edge_t's int32_t indices */
+        return mc_error(MC_ERR_INVALID, "plan too large to simulate");
     /* malloc: build_edges writes every field of each edge, and children up to their count
      * (the largest arrays: glibc hands back the last simulation's memory, which calloc would
      * clear first, 6% of some plans' instructions) */
