@@ -35,6 +35,30 @@ static void sort_keys(flow_key_t *keys, flow_key_t *tmp, int64_t n)
     }
 }
 
+int mc_flow_first_crossing(const mc_plan_t *plan, int64_t i, int64_t *from, int64_t *to)
+{
+    const mc_flow_t *f = &plan->flows[i];
+    for (int64_t j = 0; j < f->nedges; j++) {
+        const mc_edge_t *e = &plan->edges[f->edge0 + j];
+        int64_t a = mc_host_of(plan->topo, e->from), b = mc_host_of(plan->topo, e->to);
+        if (a != b) {
+            *from = a;
+            *to = b;
+            return 1;
+        }
+    }
+    *from = *to = -1;
+    return 0;
+}
+
+int64_t mc_rank_marked(int64_t *mark, int64_t n)
+{
+    int64_t count = 0;
+    for (int64_t i = 0; i < n; i++)
+        mark[i] = mark[i] ? count++ : -1;
+    return count;
+}
+
 mc_status_t mc_plan_order_rounds(mc_plan_t *plan)
 {
     const mc_topology_t *topo = plan->topo;
@@ -51,25 +75,10 @@ mc_status_t mc_plan_order_rounds(mc_plan_t *plan)
         s = mc_error(MC_ERR_NOMEM, "out of memory ordering the plan's flows");
         goto out;
     }
-    for (int64_t i = 0; i < n; i++) {
-        const mc_flow_t *f = &plan->flows[i];
-        out_host[i] = in_host[i] = -1;
-        for (int64_t j = 0; j < f->nedges; j++) {
-            const mc_edge_t *e = &plan->edges[f->edge0 + j];
-            int64_t a = mc_host_of(topo, e->from), b = mc_host_of(topo, e->to);
-            if (a != b) {
-                out_host[i] = a;
-                in_host[i] = b;
-                out_rank[a] = in_rank[b] = 1;
-                break;
-            }
-        }
-    }
-    int64_t senders = 0, receivers = 0;
-    for (int64_t h = 0; h < nhost; h++) {
-        out_rank[h] = out_rank[h] ? senders++ : -1;
-        in_rank[h] = in_rank[h] ? receivers++ : -1;
-    }
+    for (int64_t i = 0; i < n; i++)
+        if (mc_flow_first_crossing(plan, i, &out_host[i], &in_host[i]))
+            out_rank[out_host[i]] = in_rank[in_host[i]] = 1;
+    int64_t senders = mc_rank_marked(out_rank, nhost), receivers = mc_rank_marked(in_rank, nhost);
     /* keys pack k (23 bits), rotation and sender rank (20 bits each); past that (over a
      * million hosts) the order is left as it is */
     if (senders * receivers > ((int64_t)1 << 26) || n >= ((int64_t)1 << 23))

@@ -41,24 +41,14 @@ mc_status_t mc_plan_order_bytes(mc_plan_t *plan)
     mc_status_t s = MC_ERR_NOMEM;
     if (!keys || !pair || !out_rank || !in_rank)
         goto out;
-    for (int64_t i = 0; i < n; i++) {
-        const mc_flow_t *f = &plan->flows[i];
+    for (int64_t i = 0, a, b; i < n; i++) {
         pair[i] = -1;
-        for (int64_t j = 0; j < f->nedges; j++) {
-            const mc_edge_t *e = &plan->edges[f->edge0 + j];
-            int64_t a = mc_host_of(topo, e->from), b = mc_host_of(topo, e->to);
-            if (a != b) {
-                pair[i] = a * nhost + b;
-                out_rank[a] = in_rank[b] = 1;
-                break;
-            }
+        if (mc_flow_first_crossing(plan, i, &a, &b)) {
+            pair[i] = a * nhost + b;
+            out_rank[a] = in_rank[b] = 1;
         }
     }
-    int64_t senders = 0, receivers = 0;
-    for (int64_t h = 0; h < nhost; h++) {
-        out_rank[h] = out_rank[h] ? senders++ : -1;
-        in_rank[h] = in_rank[h] ? receivers++ : -1;
-    }
+    int64_t senders = mc_rank_marked(out_rank, nhost), receivers = mc_rank_marked(in_rank, nhost);
     /* per pair of ranks, and one more slot for the flows that cross no NIC; past 2^24 pairs
      * the order is left as it is */
     s = MC_OK;

@@ -82,19 +82,14 @@ mc_status_t mc_plan_order_matchings(mc_plan_t *plan, int maximum, int64_t *round
         goto done;
     }
     int64_t left = 0, local = 0;
-    for (int64_t i = 0; i < n; i++) {
-        const mc_flow_t *f = &plan->flows[i];
+    for (int64_t i = 0, a, b; i < n; i++) {
         pair[i] = -1;
-        for (int64_t j = 0; j < f->nedges && pair[i] < 0; j++) {
-            const mc_edge_t *e = &plan->edges[f->edge0 + j];
-            int64_t a = mc_topology_host_of(topo, e->from), b = mc_topology_host_of(topo, e->to);
-            if (a != b) {
-                pair[i] = a * nhost + b;
-                out[a] += f->bytes;
-                in[b] += f->bytes;
-                start[pair[i] + 1]++;
-                left++;
-            }
+        if (mc_flow_first_crossing(plan, i, &a, &b)) {
+            pair[i] = a * nhost + b;
+            out[a] += plan->flows[i].bytes;
+            in[b] += plan->flows[i].bytes;
+            start[pair[i] + 1]++;
+            left++;
         }
         keys[i] = (round_key_t){pair[i] < 0 ? local++ : 0, i};
     }

@@ -105,6 +105,12 @@ int64_t mc_flow_reducer(const mc_plan_t *plan, const mc_flow_t *f);
 /* Rewrites the flows (and their edges) so that flow i is the old flow index[i]
  * (lib/plan/order.c). */
 mc_status_t mc_plan_permute_flows(mc_plan_t *plan, const int64_t *index);
+/* The sending and receiving hosts of flow i's first NIC crossing into *from and *to; 0 (and
+ * both -1) when it crosses none (lib/plan/order.c). */
+int mc_flow_first_crossing(const mc_plan_t *plan, int64_t i, int64_t *from, int64_t *to);
+/* Numbers the marked (non-zero) entries of mark[0..n) 0, 1, ... in place, the others -1;
+ * returns how many were marked (lib/plan/order.c). */
+int64_t mc_rank_marked(int64_t *mark, int64_t n);
 /* Reorders flows like the rounds of an all-to-all (lib/plan/order.c). */
 mc_status_t mc_plan_order_rounds(mc_plan_t *plan);
 /* Reorders flows by the share of their host pair's bytes before them, then like the rounds

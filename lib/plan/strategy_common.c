@@ -105,6 +105,18 @@ void mc_loads_add(mc_loads_t *loads, const mc_topology_t *topo, int64_t from, in
     }
 }
 
+int64_t mc_pieces_most_devices(const mc_pieces_t *pieces)
+{
+    int64_t most = 1;
+    for (int64_t i = 0; i < pieces->npieces; i++) {
+        if (pieces->pieces[i].nholders > most)
+            most = pieces->pieces[i].nholders;
+        if (pieces->pieces[i].nneeders > most)
+            most = pieces->pieces[i].nneeders;
+    }
+    return most;
+}
+
 mc_status_t mc_pieces_by_size(const mc_pieces_t *pieces, int64_t **out)
 {
     int64_t n = pieces->npieces;

@@ -51,6 +51,9 @@ mc_status_t mc_fan_out_in_host(mc_plan_t *plan, mc_loads_t *loads, const int64_t
 int64_t mc_addend_sender(const mc_topology_t *topo, const mc_piece_t *p, int64_t a, int64_t to,
                          const mc_loads_t *loads);
 
+/* The most holders or needers of any piece (at least 1): how many host runs a piece can need. */
+int64_t mc_pieces_most_devices(const mc_pieces_t *pieces);
+
 /* Pieces ordered for greedy balancing: largest first (ties: original order). *out malloc'd. */
 mc_status_t mc_pieces_by_size(const mc_pieces_t *pieces, int64_t **out);
 

@@ -56,13 +56,7 @@ mc_status_t mc_strategy_local_allgather(mc_plan_t *plan)
 {
     const mc_pieces_t *ps = plan->pieces;
     mc_loads_t loads;
-    int64_t most = 1;
-    for (int64_t i = 0; i < ps->npieces; i++) {
-        if (ps->pieces[i].nholders > most)
-            most = ps->pieces[i].nholders;
-        if (ps->pieces[i].nneeders > most)
-            most = ps->pieces[i].nneeders;
-    }
+    int64_t most = mc_pieces_most_devices(ps);
     mc_status_t s = mc_loads_create(plan->topo, &loads);
     if (s)
         return s;

@@ -389,13 +389,8 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
 {
     const mc_pieces_t *ps = plan->pieces;
     ctx_t c = {.plan = plan, .overlap = policy == POLICY_HOST_SCATTER_MIX};
-    int64_t most = 1, nhost = mc_topology_hosts(plan->topo), *by_size = NULL;
-    for (int64_t i = 0; i < ps->npieces; i++) {
-        if (ps->pieces[i].nholders > most)
-            most = ps->pieces[i].nholders;
-        if (ps->pieces[i].nneeders > most)
-            most = ps->pieces[i].nneeders;
-    }
+    int64_t most = mc_pieces_most_devices(ps), nhost = mc_topology_hosts(plan->topo),
+            *by_size = NULL;
     mc_status_t s = mc_loads_create(plan->topo, &c.loads);
     if (s)
         return s;
@@ -465,13 +460,7 @@ out:
 static mc_status_t least_size(const mc_plan_t *plan, int policy, double *flows, double *edges)
 {
     const mc_pieces_t *ps = plan->pieces;
-    int64_t most = 1;
-    for (int64_t i = 0; i < ps->npieces; i++) {
-        if (ps->pieces[i].nholders > most)
-            most = ps->pieces[i].nholders;
-        if (ps->pieces[i].nneeders > most)
-            most = ps->pieces[i].nneeders;
-    }
+    int64_t most = mc_pieces_most_devices(ps);
     mc_host_run_t *hruns = mc_calloc((size_t)most, sizeof *hruns);
     mc_host_run_t *nruns = mc_calloc((size_t)most, sizeof *nruns);
     mc_box_t *stripes = mc_calloc((size_t)most, sizeof *stripes);

@@ -194,13 +194,7 @@ mc_status_t mc_strategy_reduce_scatter(mc_plan_t *plan, unsigned flags)
                .hierarchical = (flags & MC_RS_HIERARCHICAL) != 0,
                .precombine = (flags & MC_RS_PRECOMBINE) != 0,
                .per_host = (flags & MC_RS_PER_HOST) != 0};
-    int64_t most = 1, nhost = mc_topology_hosts(plan->topo);
-    for (int64_t i = 0; i < ps->npieces; i++) {
-        if (ps->pieces[i].nholders > most)
-            most = ps->pieces[i].nholders;
-        if (ps->pieces[i].nneeders > most)
-            most = ps->pieces[i].nneeders;
-    }
+    int64_t most = mc_pieces_most_devices(ps), nhost = mc_topology_hosts(plan->topo);
     mc_status_t s = mc_loads_create(plan->topo, &c.loads);
     if (s)
         return s;
