@@ -13,16 +13,18 @@
  *                   host mates through d's out-port, straight or relayed: mc_bound_relay))
  *   slow start:     needing hosts' NICs pass bytes by T − α_nic − α_intra that, before
  *                   α_nic, only hosts holding what others lack can send (mc_bound_start)
- *   device sets:    max_{h, D ⊆ h} U(D) / (|D|·B_intra + B_in(h))            + min(α_intra, α_nic)
- *                   (mc_bound_device_cut: what only D holds in h leaves D or enters h's NIC)
- *   relays:         per holder-host set X, its pieces' copies to the m hosts outside X that
- *                   need them through B_out(X); per host h, the copies of pieces no device
- *                   of h holds to its k needers through B_in(h) (mc_bound_relay)
- *   reductions:     Σ_p S_p·M_nic(p) / (hosts · min(B_in, B_out))        + α_nic
- *                   Σ_p S_p·M_dev(p) / (devices · B_intra + hosts · B_out) + min(α_intra, α_nic)
- * R_h: bytes host h needs that no device of h holds; E(X): bytes of such pieces whose holders
- * all lie in X (each must leave X at least once: some host outside its holders needs it);
- * R_d / E_d: bytes device d needs / only d holds and someone needs; C_d: bytes d copies
+ *   senders:        Σ_{d in h} R_d ≤ Σ_{d in h} B_intra·(T − α_intra − s_d)⁺ + B_in(h)·(T −
+ * α_nic)⁺, s_d = 0 if d holds a piece a mate needs, else min(α_intra, α_nic): what a host needs
+ * leaves its devices' out-ports or enters its NIC, and a device holding nothing a mate needs
+ * forwards only what it received (mc_bound_senders) device sets:    max_{h, D ⊆ h} U(D) /
+ * (|D|·B_intra + B_in(h))            + min(α_intra, α_nic) (mc_bound_device_cut: what only D holds
+ * in h leaves D or enters h's NIC) relays:         per holder-host set X, its pieces' copies to the
+ * m hosts outside X that need them through B_out(X); per host h, the copies of pieces no device of
+ * h holds to its k needers through B_in(h) (mc_bound_relay) reductions:     Σ_p S_p·M_nic(p) /
+ * (hosts · min(B_in, B_out))        + α_nic Σ_p S_p·M_dev(p) / (devices · B_intra + hosts · B_out)
+ * + min(α_intra, α_nic) R_h: bytes host h needs that no device of h holds; E(X): bytes of such
+ * pieces whose holders all lie in X (each must leave X at least once: some host outside its holders
+ * needs it); R_d / E_d: bytes device d needs / only d holds and someone needs; C_d: bytes d copies
  * locally. B_in(h) is at most the other hosts' NICs out together (min(B_in, (H−1)·B_out)),
  * B_out(h) likewise. A device receives from other hosts through its host's NIC and from its own
  * host through its port, matching the simulator's ports; the last byte through a port still travels
@@ -369,6 +371,7 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     double *e_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *c_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *l_dev = mc_calloc((size_t)ndev, sizeof(double));
+    char *early = mc_calloc((size_t)ndev + 1, 1); /* holds a piece a host mate needs */
     own_t *own = NULL;
     int64_t own_cap = 0;
     double *bout = mc_calloc((size_t)nhost, sizeof(double));
@@ -389,8 +392,8 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         red.copies = mc_calloc((size_t)pieces->naddends, sizeof *red.copies);
         red.known = mc_calloc((size_t)nhost, sizeof *red.known);
     }
-    if (!r_host || !r_dev || !e_dev || !c_dev || !l_dev || !bout || !hosts || !tmp || !count ||
-        !needs || !items || !groups || !gsize || !goff || !ghosts ||
+    if (!r_host || !r_dev || !e_dev || !c_dev || !l_dev || !early || !bout || !hosts || !tmp ||
+        !count || !needs || !items || !groups || !gsize || !goff || !ghosts ||
         (pieces->naddends > 1 && (!red.stamp || !red.copies || !red.known))) {
         s = MC_ERR_NOMEM;
         goto out;
@@ -429,6 +432,8 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
             int64_t h = mc_topology_host_of(topo, p->holders[j]);
             while (k < nn && tmp[k] < h)
                 k++;
+            if (k < nn && tmp[k] == h)
+                early[p->holders[j]] = 1;
             if (k < nn && tmp[k] == h &&
                 (j == 0 || mc_topology_host_of(topo, p->holders[j - 1]) != h) &&
                 (j + 1 == p->nholders || mc_topology_host_of(topo, p->holders[j + 1]) != h)) {
@@ -514,6 +519,13 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         goto out;
     if (t > bound)
         bound = t;
+    /* senders: what a host's devices need leaves a device's out-port (a hop later for one
+     * that holds nothing a mate needs) or enters the NIC (bound_senders.c) */
+    if (copies && (s = mc_bound_senders(topo, r_dev, early, intra.bandwidth, intra.latency,
+                                        min_latency, b_in, nic.latency, &t)))
+        goto out;
+    if (copies && t > bound)
+        bound = t;
     memset(r_host, 0, (size_t)nhost * sizeof *r_host);
     for (int64_t d = 0; d < ndev; d++)
         r_host[mc_topology_host_of(topo, d)] += r_dev[d];
@@ -554,6 +566,7 @@ out:
     free(e_dev);
     free(c_dev);
     free(l_dev);
+    free(early);
     free(own);
     free(bout);
     free(hosts);

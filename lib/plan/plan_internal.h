@@ -126,6 +126,15 @@ int64_t mc_box_volume(const mc_box_t *box, int ndim);
 /* Cuts box into at most k stripes along its outermost dim of extent >= 2 (k capped by
  * that extent); returns the number written to out (>= 1). */
 int mc_box_split(const mc_box_t *box, int ndim, int k, mc_box_t *out);
+/* The same along the outermost dim that cuts k stripes within 1/8 of their mean size, else
+ * the dim whose largest stripe is least (lib/plan/box_split_even.c). */
+int mc_box_split_even(const mc_box_t *box, int ndim, int k, mc_box_t *out);
+/* Whether every flow of plan is its piece's box or a cut of it along the piece's outermost
+ * dim of extent >= 2 only (mc_box_split's stripes). */
+int mc_stripes_outer(const mc_plan_t *plan);
+/* Whether mc_box_split_even may cut some piece of plan (mc_box_split's stripes, as many per
+ * piece as mc_box_split made) otherwise. */
+int mc_stripes_uneven(const mc_plan_t *plan);
 
 /* Cost model of one edge: link class, bandwidth and latency (docs/planning.md). Inline:
  * the planner asks it several times per edge of every candidate. */
@@ -197,6 +206,14 @@ double mc_bound_paths(double bytes, double b1, double a1, double b2, double a2);
  * its host's NIC (b2), which the host's devices share (lib/plan/bound_host_ports.c). */
 mc_status_t mc_bound_host_ports(const mc_topology_t *topo, const double *bytes, double b1,
                                 double a1, double b2, double a2, double *seconds);
+
+/* The senders term: per host h, the least T with Σ_{d in h} need[d] ≤ Σ_{d in h}
+ * b_intra·(T − a_intra − (early[d] ? 0 : a_min))⁺ + b_in·(T − a_nic)⁺: what h's devices need
+ * leaves a device's out-port of h or enters h's NIC, and a device holding nothing a mate
+ * needs forwards only what it received (lib/plan/bound_senders.c). */
+mc_status_t mc_bound_senders(const mc_topology_t *topo, const double *need, const char *early,
+                             double b_intra, double a_intra, double a_min, double b_in,
+                             double a_nic, double *seconds);
 
 /* The slow-start term: needing hosts' lacking pieces as items grouped per host
  * (items[off[h] .. off[h+1]), copies: the host's devices that need it), senders the hosts

@@ -92,9 +92,12 @@ enum {
     POLICY_REDUCE_SCATTER_HOST_COARSE, /* and with one stripe per host */
     POLICY_REDUCE_HIERARCHICAL_HOST_COARSE,
     /* tried last, against the others' refined plans */
-    POLICY_HOST_SCATTER,       /* per needing host, each a star from the host it enters first */
-    POLICY_HOST_SCATTER_MIX,   /* the same, each crossing from a holder or that host */
-    POLICY_HOST_SCATTER_DIRECT /* the same, each crossing from a holder */
+    POLICY_HOST_SCATTER,        /* per needing host, each a star from the host it enters first */
+    POLICY_HOST_SCATTER_MIX,    /* the same, each crossing from a holder or that host */
+    POLICY_HOST_SCATTER_DIRECT, /* the same, each crossing from a holder */
+    POLICY_HOST_SCATTER_EVEN,   /* the three again with even stripes (box_split_even.c) */
+    POLICY_HOST_SCATTER_MIX_EVEN,
+    POLICY_HOST_SCATTER_DIRECT_EVEN
 };
 
 typedef struct {
@@ -108,6 +111,7 @@ typedef struct {
     int64_t *order;   /* needing host runs, rotated per stripe */
     int64_t *relayed; /* per device: flow + 1 it relays over the rails (rail_relay) */
     int overlap;      /* pick_sender: a relay's NIC sends while the stripe comes in */
+    int even;         /* stripes by mc_box_split_even */
 } ctx_t;
 
 /* Sender for the next host crossing of a stripe: among the holder hosts (ready at 0) and
@@ -272,7 +276,7 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
             c->order[nneed++] = g;
     int k =
         stripe_count(p, c->hruns, nh, c->nruns, nn, per_needer, min_stripe, scatter, host_scatter);
-    k = mc_box_split(&p->box, ndim, k, c->stripes);
+    k = (c->even ? mc_box_split_even : mc_box_split)(&p->box, ndim, k, c->stripes);
     for (int st = 0; st < k && !s; st++) {
         double bytes = (double)(mc_box_volume(&c->stripes[st], ndim) * plan->pieces->elem_size);
         double hop = mc_topology_link(topo, MC_LINK_NIC).latency +
@@ -388,7 +392,10 @@ static int64_t scatter_least(double total)
 static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
 {
     const mc_pieces_t *ps = plan->pieces;
-    ctx_t c = {.plan = plan, .overlap = policy == POLICY_HOST_SCATTER_MIX};
+    ctx_t c = {.plan = plan,
+               .overlap =
+                   policy == POLICY_HOST_SCATTER_MIX || policy == POLICY_HOST_SCATTER_MIX_EVEN,
+               .even = policy >= POLICY_HOST_SCATTER_EVEN};
     int64_t most = mc_pieces_most_devices(ps), nhost = mc_topology_hosts(plan->topo),
             *by_size = NULL;
     mc_status_t s = mc_loads_create(plan->topo, &c.loads);
@@ -433,10 +440,9 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
                     : plan_piece(&c, by_size[k], k, policy != POLICY_PER_HOLDER, min_stripe,
                                  policy == POLICY_MULTIPATH || policy == POLICY_SCATTER,
                                  policy == POLICY_SCATTER,
-                                 policy == POLICY_HOST_SCATTER          ? 1
-                                 : policy == POLICY_HOST_SCATTER_MIX    ? 2
-                                 : policy == POLICY_HOST_SCATTER_DIRECT ? 3
-                                                                        : 0);
+                                 policy >= POLICY_HOST_SCATTER
+                                     ? (policy - POLICY_HOST_SCATTER) % 3 + 1
+                                     : 0);
     if (!s)
         s = mc_plan_order_rounds(plan);
 out:
@@ -574,6 +580,7 @@ typedef struct {
     double work;  /* chunk transfers the candidates' screenings were given */
     int budgeted; /* the candidate is skipped if its screening takes work above WORK_BUDGET */
     double least; /* about the fewest transfers a candidate's screening makes */
+    int uneven;   /* host scatter's stripes may be cut more evenly (mc_stripes_uneven) */
     /* per policy: its first candidate was judged with more messages than MC_PLAN_MAX_CHUNKS,
      * so one chunk each whatever the cap (mc_plan_set_chunks): built again with a cap it
      * would be a repeat, so it is neither built again nor screened again (screen_again) */
@@ -1032,19 +1039,21 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
     return s;
 }
 
-/* Host scatter's three variants (star, mixed, direct), each with the formula's chunks and,
+/* Host scatter's three variants (star, mixed, direct; with even, their even stripes where
+ * those differ: box_split_even.c), each with the formula's chunks and,
  * with cap2 > 0, chunks of at most cap2 (try_cap). All three are built and their floors found
  * (variant_floor); then they are judged in the order of their floors, each only while its
  * floor is below the best estimate so far and the plan is measurably above the bound. Stripes
  * make at most `deliveries` deliveries; a variant simulates as many edges as the others'
  * refined plans together, its skeleton an eighth of them on 8-device hosts, so a variant that
  * cannot win mostly costs a fraction of a simulation. */
-static mc_status_t try_host_scatter(mc_plan_t *plan, int64_t cap2, double deliveries, best_t *best)
+static mc_status_t try_host_scatter(mc_plan_t *plan, int64_t cap2, double deliveries, best_t *best,
+                                    int even)
 {
     enum { N = POLICY_HOST_SCATTER_DIRECT - POLICY_HOST_SCATTER + 1 };
     mc_plan_t alt[N];
     double floor[N];
-    int order[N];
+    int order[N], dup[N] = {0};
     mc_status_t s = MC_OK;
     /* nothing after host scatter asks for the best screened estimate, so a simulation may
      * stop at the best full one (judge's limit is the larger of the two) */
@@ -1055,10 +1064,16 @@ static mc_status_t try_host_scatter(mc_plan_t *plan, int64_t cap2, double delive
         floor[v] = INFINITY;
         order[v] = v;
     }
-    for (int v = 0; v < N && !s; v++)
-        if (!(s = build(&alt[v], POLICY_HOST_SCATTER + v, deliveries)) &&
-            !(s = mc_plan_set_chunks(&alt[v])))
+    for (int v = 0; v < N && !s; v++) /* even: judged where its stripes differ (the same in all
+                                       * three variants, so the first tells) */
+        if (even && v > 0 && dup[0])
+            dup[v] = 1;
+        else if (!(s = build(&alt[v], POLICY_HOST_SCATTER + N * even + v, deliveries)) &&
+                 !(s = mc_plan_set_chunks(&alt[v])) &&
+                 !(dup[v] = even && mc_stripes_outer(&alt[v])))
             s = variant_floor(&alt[v], best->full, &floor[v]);
+    if (!s && !even && !best->uneven)
+        best->uneven = mc_stripes_uneven(&alt[0]);
     for (int i = 1; i < N; i++) /* insertion sort by floor: the likeliest winner first */
         for (int j = i; j > 0 && floor[order[j]] < floor[order[j - 1]]; j--) {
             int t = order[j];
@@ -1069,7 +1084,7 @@ static mc_status_t try_host_scatter(mc_plan_t *plan, int64_t cap2, double delive
         int v = order[i], keep = 0;
         if (floor[v] < best->full && !(s = judge(&alt[v], best, &keep)) && keep)
             adopt(plan, &alt[v]); /* alt[v] now holds plan's old flows */
-        if (!s && cap2 > 0 && best->full > 1.001 * plan->stats.lower_bound_s)
+        if (!s && !dup[v] && cap2 > 0 && best->full > 1.001 * plan->stats.lower_bound_s)
             s = try_cap(plan, keep ? plan : &alt[v], cap2, best);
     }
     for (int v = 0; v < N; v++) {
@@ -1292,9 +1307,9 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     int hs = !s && host_scatter_differs(plan);
     double before_hs = best.full;
     if (hs && best.full > 1.001 * plan->stats.lower_bound_s)
-        s = try_host_scatter(plan, refine ? SECOND_CAP : 0, HOST_SCATTER_DELIVERIES, &best);
+        s = try_host_scatter(plan, refine ? SECOND_CAP : 0, HOST_SCATTER_DELIVERIES, &best, 0);
     if (!s && hs && best.full > HOST_SCATTER_AGAIN * plan->stats.lower_bound_s)
-        s = try_host_scatter(plan, refine ? SECOND_CAP : 0, HOST_SCATTER_MAX_DELIVERIES, &best);
+        s = try_host_scatter(plan, refine ? SECOND_CAP : 0, HOST_SCATTER_MAX_DELIVERIES, &best, 0);
     /* host scatter's stripes are chunked by the formula (or SECOND_CAP): a plan it won gets
      * the smaller caps too (g0237 of seed 4: 1.174 -> 1.099, g0025 1.126 -> 1.033) */
     if (!s && refine && best.full < before_hs)
@@ -1312,6 +1327,16 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         if (first[policy] <= SECOND_SLACK * best.full)
             s = try_policy(plan, policy, LEAST_CAP, &best);
     if (!s && best.full < before_least)
+        s = try_matchings(plan, &best);
+    /* host scatter with even stripes, last, so a plan only gets faster, and only where the
+     * plan misses the target and the work budget is not spent (box_split_even.c) */
+    double before_even = best.full;
+    if (!s && hs && best.uneven && best.full > LEAST_ABOVE_BOUND * plan->stats.lower_bound_s &&
+        best.work + best.least <= WORK_BUDGET)
+        s = try_host_scatter(plan, refine ? SECOND_CAP : 0, HOST_SCATTER_DELIVERIES, &best, 1);
+    if (!s && refine && best.full < before_even)
+        s = try_chunk_cap(plan, &best);
+    if (!s && best.full < before_even && best.full > REFINE_ABOVE_FLOOR * floor)
         s = try_matchings(plan, &best);
     plan->stats.estimate_s = best.full;
     return s;

@@ -333,10 +333,29 @@ static double paths_bisect(double bytes, double b1, double a1, double b2, double
     return hi;
 }
 
+/* The senders term by bisection: the least T with bytes <= b_early·(T − a)⁺ +
+ * b_late·(T − a − a_min)⁺ + b_in·(T − a_nic)⁺ (bound_senders.c's, computed independently). */
+static double senders_bisect(double bytes, double b_early, double b_late, double a, double a_min,
+                             double b_in, double a_nic)
+{
+    double lo = 0, hi = a + a_min + a_nic + bytes / fmax(b_early + b_late, b_in) + 1;
+    for (int i = 0; i < 200; i++) {
+        double t = (lo + hi) / 2;
+        if (b_early * fmax(0, t - a) + b_late * fmax(0, t - a - a_min) +
+                b_in * fmax(0, t - a_nic) >=
+            bytes)
+            hi = t;
+        else
+            lo = t;
+    }
+    return hi;
+}
+
 static void test_bound_vs_bruteforce(void **state)
 {
     (void)state;
-    int checked = 0, closure_wins = 0, relay_wins = 0, port_wins = 0, cut_wins = 0, start_wins = 0;
+    int checked = 0, closure_wins = 0, relay_wins = 0, port_wins = 0, cut_wins = 0, start_wins = 0,
+        senders_wins = 0;
     int64_t *emask = calloc((size_t)1 << MAXH, sizeof *emask);
     double *copies_of = calloc(((size_t)1 << MAXH) * (MAXH + 1), sizeof *copies_of);
     double(*host_k)[MAXDEV + 1] = calloc(MAXH, sizeof *host_k);
@@ -387,6 +406,7 @@ static void test_bound_vs_bruteforce(void **state)
         double r_host[MAXH] = {0}, r_dev[2 * RC_MAX_MESH + 64] = {0},
                e_dev[2 * RC_MAX_MESH + 64] = {0}, c_dev[2 * RC_MAX_MESH + 64] = {0};
         double elem = (double)mc_dtype_size(c.dtype);
+        uint32_t early[MAXH] = {0}; /* per host: devices holding an element a mate needs */
         memset(emask, 0, ((size_t)1 << H) * sizeof *emask);
         memset(copies_of, 0, ((size_t)1 << H) * (MAXH + 1) * sizeof *copies_of);
         memset(host_k, 0, MAXH * sizeof *host_k);
@@ -442,8 +462,10 @@ static void test_bound_vs_bruteforce(void **state)
                 if ((need & ~hold) >> h & 1)
                     host_k[h][k[h]] += elem;
             for (int h = 0; h < H; h++) /* holders in h by their index in h */
-                if (need >> h & 1)
+                if (need >> h & 1) {
                     cut_u[h][in_host[h]] += elem;
+                    early[h] |= in_host[h]; /* they hold what a mate needs */
+                }
             if (nholders == 1 && nneeders > 0)
                 e_dev[only] += elem;
         }
@@ -529,6 +551,23 @@ static void test_bound_vs_bruteforce(void **state)
             }
         port_wins += ports > bound;
         bound = fmax(bound, ports);
+        /* senders: a host's needs leave its devices' out-ports, a hop later for those
+         * holding nothing a mate needs, or enter its NIC */
+        double out_ports = 0;
+        for (int h = 0; h < H; h++) {
+            double r_sum = 0;
+            int n = 0;
+            for (int j = 0; j < dph && h * dph + j < ndev; j++, n++)
+                r_sum += r_dev[h * dph + j];
+            int e = __builtin_popcount(early[h]);
+            if (r_sum > 0)
+                senders = fmax(senders,
+                               senders_bisect(r_sum, e * intra.bandwidth, (n - e) * intra.bandwidth,
+                                              intra.latency, fmin(intra.latency, nic.latency), b_in,
+                                              nic.latency));
+        }
+        senders_wins += out_ports > bound;
+        bound = fmax(bound, out_ports);
         double host_bw = mc_topology_host_bandwidth(c.topo), r_in_host[MAXH] = {0};
         for (int64_t d = 0; d < ndev; d++)
             r_in_host[mc_topology_host_of(c.topo, d)] += r_dev[d];
@@ -576,8 +615,8 @@ static void test_bound_vs_bruteforce(void **state)
     free(cut_u);
     free(own_k);
     printf("%d layout cases, the host-set term decided %d, relays beat the fluid terms %d, "
-           "host ports %d, device sets %d, slow start %d\n",
-           checked, closure_wins, relay_wins, port_wins, cut_wins, start_wins);
+           "host ports %d, device sets %d, slow start %d, senders %d\n",
+           checked, closure_wins, relay_wins, port_wins, cut_wins, start_wins, senders_wins);
     assert_true(checked >= 300 && closure_wins >= 30 && relay_wins >= 10 && port_wins >= 10 &&
                 cut_wins >= 10);
 }
