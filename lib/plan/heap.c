@@ -4,17 +4,12 @@
 #include "heap.h"
 #include "util/util.h"
 
-static int less(const mc_heap_item_t *x, const mc_heap_item_t *y)
-{
-    return x->key < y->key || (x->key == y->key && x->tie < y->tie);
-}
-
 /* Puts item at hole i or above it. */
 static void sift_up(mc_heap_t *h, int64_t i, mc_heap_item_t item)
 {
     while (i > 0) {
         int64_t parent = (i - 1) / 2;
-        if (!less(&item, &h->items[parent]))
+        if (!mc_heap_less(&item, &h->items[parent]))
             break;
         h->items[i] = h->items[parent];
         i = parent;
@@ -28,6 +23,7 @@ mc_status_t mc_heap_push(mc_heap_t *h, mc_heap_item_t item)
         mc_grow((void **)&h->items, &h->cap, h->n, sizeof *h->items, 64, "a simulator queue");
     if (s)
         return s;
+    item.key += 0.0; /* -0.0 becomes 0.0 (mc_heap_less compares the bits) */
     sift_up(h, h->n++, item);
     return MC_OK;
 }
@@ -45,9 +41,13 @@ mc_heap_item_t mc_heap_remove(mc_heap_t *h, int64_t i)
     mc_heap_item_t item = h->items[i], last = h->items[--h->n];
     if (i == h->n)
         return item;
-    for (int64_t c = 2 * i + 1; c < h->n; c = 2 * i + 1) {
-        if (c + 1 < h->n && less(&h->items[c + 1], &h->items[c]))
-            c++;
+    int64_t c = 2 * i + 1;
+    for (; c + 1 < h->n; c = 2 * i + 1) { /* two children: the lesser, chosen without a branch */
+        c += mc_heap_less(&h->items[c + 1], &h->items[c]);
+        h->items[i] = h->items[c];
+        i = c;
+    }
+    if (c < h->n) { /* an only child */
         h->items[i] = h->items[c];
         i = c;
     }
@@ -94,6 +94,7 @@ static mc_heap_item_t rest_pop(mc_queue_t *q)
 
 mc_status_t mc_queue_push(mc_queue_t *q, mc_heap_item_t item)
 {
+    item.key += 0.0;                  /* -0.0 becomes 0.0 (mc_heap_less compares the bits) */
     if (q->nfront < MC_QUEUE_FRONT) { /* rest is empty */
         mc_status_t s = mc_grow((void **)&q->front, &q->front_cap, q->nfront, sizeof *q->front, 4,
                                 "a simulator queue");

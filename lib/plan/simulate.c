@@ -34,18 +34,23 @@
 
 /* EV_ARRIVE: a chunk arrived at the end of an edge, ready on each of its children in turn
  * (one event rather than one per child: they would have had the same time and consecutive
- * sequence numbers, so nothing could come between them) */
-enum { EV_ARRIVE, EV_FREE, EV_JOIN, EV_TYPES };
+ * sequence numbers, so nothing could come between them). An event's item holds
+ * (id << EV_BITS) | type: a port for EV_FREE, the edge for the others; which chunk arrived is
+ * the edge's count of arrivals, as an edge's chunks arrive in order (each leaves its port
+ * after the one before it, over one latency) and equal times pop in push order. */
+enum { EV_ARRIVE, EV_FREE, EV_JOIN };
+#define EV_BITS 2
 
-typedef struct {
-    int64_t bytes, chunk;   /* its flow's bytes and chunk_bytes, here to spare a lookup */
-    int64_t r_send, r_recv; /* resource indices */
+typedef struct {          /* 96 bytes: indices below 2^31 (ports, hosts, combines) are int32_t */
+    int64_t bytes, chunk; /* its flow's bytes and chunk_bytes, here to spare a lookup */
     double latency, inv_bw;
-    int64_t host;           /* host whose shared bandwidth the chunk uses; -1 for none */
     int64_t child0, nchild; /* children edges in sim.children */
     int64_t next, ready;    /* chunks [next, ready) have arrived and wait to be sent */
-    int64_t join;           /* gather edge: the combine its chunks arrive at; else -1 */
-    int fed;                /* leaves a combine (its chunks come from the join) */
+    int64_t arrived;        /* gather edge: chunks whose arrival at the combine was handled */
+    int32_t r_send, r_recv; /* resource indices */
+    int32_t host;           /* host whose shared bandwidth the chunk uses; -1 for none */
+    int32_t join;           /* gather edge: the combine its chunks arrive at; else -1 */
+    int32_t fed;            /* leaves a combine (its chunks come from the join) */
 } sim_edge_t;
 
 /* A combine of a reduction flow (docs/planning.md#reductions): chunk k of its result is
@@ -91,18 +96,19 @@ static double chunk_bytes(const sim_edge_t *e, int64_t k)
     return (double)(rest < e->chunk ? rest : e->chunk);
 }
 
-static mc_status_t push_event(sim_t *s, double t, int type, int64_t a, int64_t b)
+static mc_status_t push_event(sim_t *s, double t, int type, int64_t id)
 {
-    return mc_heap_push(&s->events, (mc_heap_item_t){t, s->seq++, a * EV_TYPES + type, b});
+    return mc_heap_push(&s->events, (mc_heap_item_t){t, s->seq++, id << EV_BITS | type});
 }
 
-/* Queues edge e's next chunk at its sender port, keyed by the chunk's offset; the item
- * carries the receiver port, which the lookahead reads (the chunk is the edge's next). */
+/* Queues edge e's next chunk at its sender port, keyed by the chunk's offset, ties by the
+ * edge; the item carries the receiver port, which the lookahead reads (the chunk is the
+ * edge's next). */
 static mc_status_t queue_edge(sim_t *s, int64_t e)
 {
     const sim_edge_t *se = &s->edges[e];
     double offset = (double)se->next * (double)se->chunk;
-    return mc_queue_push(&s->waiting[se->r_send], (mc_heap_item_t){offset, e, e, se->r_recv});
+    return mc_queue_push(&s->waiting[se->r_send], (mc_heap_item_t){offset, e, se->r_recv});
 }
 
 /* count more chunks of edge e arrived at its sender; the edge joins its port's queue if it
@@ -137,7 +143,7 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
         return MC_OK;
     double best_start = 0;
     for (int i = 0; i < w->nfront; i++) {
-        double start = s->free_at[w->front[i].b];
+        double start = s->free_at[w->front[i].a];
         start = start > t ? start : t;
         if (best < 0 || start < best_start) {
             best_start = start;
@@ -147,9 +153,9 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
             break;
     }
     mc_heap_item_t chosen = mc_queue_remove(w, best);
-    sim_edge_t *e = &s->edges[chosen.a];
+    sim_edge_t *e = &s->edges[chosen.tie];
     int64_t k = e->next++;
-    if (e->next < e->ready && (st = queue_edge(s, chosen.a)))
+    if (e->next < e->ready && (st = queue_edge(s, chosen.tie)))
         return st;
     double bytes = chunk_bytes(e, k);
     double busy_until = best_start + bytes * e->inv_bw;
@@ -172,11 +178,11 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
         s->makespan = busy_until + rest > s->makespan ? busy_until + rest : s->makespan;
         return MC_OK;
     }
-    if ((st = push_event(s, busy_until, EV_FREE, r, 0)))
+    if ((st = push_event(s, busy_until, EV_FREE, r)))
         return st;
     if (e->join >= 0)
-        return push_event(s, arrival, EV_JOIN, e->join, k);
-    return e->nchild ? push_event(s, arrival, EV_ARRIVE, chosen.a, k) : MC_OK;
+        return push_event(s, arrival, EV_JOIN, chosen.tie);
+    return e->nchild ? push_event(s, arrival, EV_ARRIVE, chosen.tie) : MC_OK;
 }
 
 /* Events between two looks at every port's remaining transfers (an idle port's floor grows
@@ -229,7 +235,7 @@ static mc_status_t build_edges(sim_t *s)
             sim_edge_t *e = &s->edges[g];
             e->bytes = f->bytes;
             e->chunk = f->chunk_bytes;
-            e->nchild = e->next = e->ready = 0;
+            e->nchild = e->next = e->ready = e->arrived = 0;
             e->fed = 0;
             /* last_in holds (edge + 1) of the device's incoming edge in this flow */
             int64_t in = last_in[pe->from];
@@ -241,17 +247,17 @@ static mc_status_t build_edges(sim_t *s)
                 count[parent[g]]++;
             last_in[pe->to] = g + 1;
             if (mc_edge_class(topo, pe->from, pe->to) == MC_LINK_NIC) {
-                e->r_send = 2 * ndev + mc_topology_nic_port(topo, pe->from);
-                e->r_recv = 2 * ndev + nports + mc_topology_nic_port(topo, pe->to);
+                e->r_send = (int32_t)(2 * ndev + mc_topology_nic_port(topo, pe->from));
+                e->r_recv = (int32_t)(2 * ndev + nports + mc_topology_nic_port(topo, pe->to));
                 e->latency = nic.latency + mc_topology_nic_extra_latency(topo, pe->from, pe->to);
                 e->inv_bw = 1.0 / (slow && slow[g] ? topo->crossbar_eff * nic_bw : nic_bw);
                 e->host = -1;
             } else {
-                e->r_send = pe->from;
-                e->r_recv = ndev + pe->to;
+                e->r_send = (int32_t)pe->from;
+                e->r_recv = (int32_t)(ndev + pe->to);
                 e->latency = intra.latency;
                 e->inv_bw = 1.0 / intra.bandwidth;
-                e->host = mc_topology_host_of(topo, pe->from);
+                e->host = (int32_t)mc_host_of(topo, pe->from);
             }
             s->work[e->r_send] += (double)f->bytes * e->inv_bw;
             s->work[e->r_recv] += (double)f->bytes * e->inv_bw;
@@ -294,6 +300,8 @@ static mc_status_t build_joins(sim_t *s)
         nj = nchild = ncount = 0;
         for (int64_t fi = 0; fi < plan->nflows; fi++) {
             const mc_flow_t *f = &plan->flows[fi];
+            if (!f->ngather) /* not a reduction: no combines, no device stamped below */
+                continue;
             int64_t red = mc_flow_reducer(plan, f), base = nj;
             for (int64_t j = 0; j < f->ngather; j++) {
                 int64_t to = plan->edges[f->edge0 + j].to;
@@ -305,7 +313,7 @@ static mc_status_t build_joins(sim_t *s)
                     ncount += nchunks(f);
                 }
                 if (pass) {
-                    s->edges[f->edge0 + j].join = join_of[to] - 1;
+                    s->edges[f->edge0 + j].join = (int32_t)(join_of[to] - 1);
                     s->joins[join_of[to] - 1].need++;
                 }
             }
@@ -394,9 +402,10 @@ mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds)
     int64_t ndev = mc_topology_devices(topo),
             nports = mc_topology_hosts(topo) * mc_topology_nic_ports(topo);
     double *t = mc_calloc((size_t)(2 * ndev + 2 * nports), sizeof *t);
-    /* per edge: latencies and the slowest hop's seconds per byte from the flow's root */
-    double *alpha = mc_calloc((size_t)plan->nedges + 1, sizeof *alpha);
-    double *inv = mc_calloc((size_t)plan->nedges + 1, sizeof *inv);
+    /* per edge: latencies and the slowest hop's seconds per byte from the flow's root
+     * (malloc: each edge's are written before a later edge reads them as its parent's) */
+    double *alpha = malloc(((size_t)plan->nedges + 1) * sizeof *alpha);
+    double *inv = malloc(((size_t)plan->nedges + 1) * sizeof *inv);
     int64_t *last_in = mc_calloc((size_t)ndev, sizeof *last_in);
     if (!t || !alpha || !inv || !last_in) {
         free(t);
@@ -461,6 +470,8 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
     /* the floor is compared with a margin for the rounding of the work sums */
     sim_t s = {.plan = plan, .limit = (limit - plan->topo->reshard_s) * (1 + 1e-9)};
     mc_status_t st = MC_OK;
+    if (nres > INT32_MAX || plan->nedges > INT32_MAX) /* sim_edge_t's int32_t indices */
+        return mc_error(MC_ERR_INVALID, "plan too large to simulate");
     /* malloc: build_edges writes every field of each edge, and children up to their count
      * (the largest arrays: glibc hands back the last simulation's memory, which calloc would
      * clear first, 6% of some plans' instructions) */
@@ -499,12 +510,14 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
         mc_heap_item_t ev = mc_heap_pop(&s.events);
         if (count % CHECK_EVERY == 0 && s.limit < INFINITY)
             stop_check(&s, nres, ev.key);
-        int64_t id = ev.a / EV_TYPES;
-        if (ev.a % EV_TYPES == EV_FREE) {
+        int64_t id = ev.a >> EV_BITS;
+        int type = (int)(ev.a & ((1 << EV_BITS) - 1));
+        if (type == EV_FREE) {
             s.busy[id] = 0;
             st = try_start(&s, id, ev.key);
-        } else if (ev.a % EV_TYPES == EV_JOIN) {
-            st = join_arrived(&s, id, ev.b, ev.key);
+        } else if (type == EV_JOIN) {
+            sim_edge_t *ge = &s.edges[id];
+            st = join_arrived(&s, ge->join, ge->arrived++, ev.key);
         } else {
             const sim_edge_t *pe = &s.edges[id];
             for (int64_t c = 0; c < pe->nchild && !st && !s.stopped; c++) {

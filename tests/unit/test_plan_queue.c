@@ -1,11 +1,13 @@
 /* The simulator's queues (lib/plan/heap.c) against brute force, on seeded random operations:
- * - mc_heap_t pops its items in (key, tie) order;
+ * - mc_heap_t pops its items in (key, tie) order, the keys compared as doubles (the heap
+ *   compares their bits): -0.0 and 0.0 are one key, subnormals and infinity in their place;
  * - mc_queue_t's front always holds the first min(MC_QUEUE_FRONT, n) items in (key, tie)
  *   order, sorted, so the simulator's lookahead visits what it visited when it walked a
  *   heap: after every push and every removal of a front item, the front equals the sorted
  *   prefix of a plain array of the same items.
  * Keys repeat often (as the simulator's offsets do) so that ties decide; on some seeds they
  * mostly come in order, as the simulator's first chunks do (the queue's sorted run). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,16 +23,19 @@ static uint64_t next(uint64_t *s)
     return *s >> 33;
 }
 
+/* The oracle's order compares the keys as doubles (mc_heap_less compares their bits). */
 static int cmp_item(const void *a, const void *b)
 {
     const mc_heap_item_t *x = a, *y = b;
-    return mc_heap_less(x, y) ? -1 : mc_heap_less(y, x) ? 1 : 0;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return x->tie < y->tie ? -1 : x->tie > y->tie ? 1 : 0;
 }
 
 /* A random item with a unique tie (as the simulator's: sequence numbers, edge ids). */
 static mc_heap_item_t item(uint64_t *rng, int64_t tie, int keys)
 {
-    return (mc_heap_item_t){(double)(next(rng) % (uint64_t)keys), tie, tie, tie};
+    return (mc_heap_item_t){(double)(next(rng) % (uint64_t)keys), tie, tie};
 }
 
 static void test_heap_pops_in_order(void **state)
@@ -56,6 +61,27 @@ static void test_heap_pops_in_order(void **state)
         }
         mc_heap_free(&h);
     }
+}
+
+/* Keys the simulator can make: zero of either sign (equal keys, so the tie decides), the
+ * least subnormal, fractions, the largest double and infinity, pushed in a scrambled order. */
+static void test_heap_key_order(void **state)
+{
+    (void)state;
+    const double keys[] = {INFINITY, 0.0, 1.5e-6, -0.0, 5e-324, 1e300, 1.5e-6, 0.0, 2.5e-9, -0.0};
+    const int64_t want[] = {1, 3, 7, 9, 4, 8, 2, 6, 5, 0}; /* ties in push order */
+    mc_heap_t h = {0};
+    mc_queue_t q = {0};
+    for (int64_t i = 0; i < 10; i++) {
+        assert_int_equal(mc_heap_push(&h, (mc_heap_item_t){keys[i], i, 0}), MC_OK);
+        assert_int_equal(mc_queue_push(&q, (mc_heap_item_t){keys[i], i, 0}), MC_OK);
+    }
+    for (int i = 0; i < 10; i++) {
+        assert_int_equal(mc_heap_pop(&h).tie, want[i]);
+        assert_int_equal(mc_queue_remove(&q, 0).tie, want[i]);
+    }
+    mc_heap_free(&h);
+    mc_queue_free(&q);
 }
 
 static void test_queue_front_is_sorted_prefix(void **state)
@@ -96,6 +122,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_heap_pops_in_order),
+        cmocka_unit_test(test_heap_key_order),
         cmocka_unit_test(test_queue_front_is_sorted_prefix),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
