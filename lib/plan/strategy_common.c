@@ -209,6 +209,18 @@ mc_status_t mc_fan_out_in_host(mc_plan_t *plan, mc_loads_t *loads, const int64_t
     return s;
 }
 
+mc_status_t mc_fan_out_star(mc_plan_t *plan, mc_loads_t *loads, const int64_t *needers, int count,
+                            int64_t first, double bytes)
+{
+    mc_status_t s = MC_OK;
+    for (int i = 0; i < count && !s; i++)
+        if (needers[i] != first) {
+            mc_loads_add(loads, plan->topo, first, needers[i], bytes);
+            s = mc_plan_add_edge(plan, first, needers[i]);
+        }
+    return s;
+}
+
 int64_t mc_addend_sender(const mc_topology_t *topo, const mc_piece_t *p, int64_t a, int64_t to,
                          const mc_loads_t *loads)
 {

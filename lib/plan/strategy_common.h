@@ -45,6 +45,10 @@ void mc_loads_add(mc_loads_t *loads, const mc_topology_t *topo, int64_t from, in
  * Adds the edges to the plan's last flow and the loads. */
 mc_status_t mc_fan_out_in_host(mc_plan_t *plan, mc_loads_t *loads, const int64_t *needers,
                                int count, int64_t first, double bytes);
+/* The same as a star: `first` sends the stripe to every other needer of the run (the
+ * scatter-star policy's all-gather inside a host: each entry forwards only its own stripe). */
+mc_status_t mc_fan_out_star(mc_plan_t *plan, mc_loads_t *loads, const int64_t *needers, int count,
+                            int64_t first, double bytes);
 
 /* The holder of addend a of piece p that sends it to device to: one in to's host if any,
  * else the least loaded by bytes sent. */
