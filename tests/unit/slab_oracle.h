@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "plan/plan_internal.h"
+#include "oracle_plan.h"
 #include "random_case.h"
 
 #define SO_NDEV 8
@@ -108,22 +109,11 @@ static double so_run_instance(const so_case_t *c, uint64_t seed, int64_t *total,
     mc_topology_t *topo = NULL;
     if (mc_topology_parse(text, "oracle.topo", &topo))
         fail_msg("seed %llu: %s", (unsigned long long)seed, mc_last_error());
-    int64_t shape[1] = {32 * rc_range(&r, 1, 16)}, sm_shape[2] = {2, 2}, dm_shape[1] = {c->ndst};
-    mc_mesh_t *sm = NULL, *dm = NULL;
-    mc_spec_t *ss = NULL, *ds = NULL;
-    mc_layout_t *src = NULL, *dst = NULL;
-    assert_int_equal(mc_mesh_create(2, sm_shape, c->src_ids, NULL, &sm), MC_OK);
-    assert_int_equal(mc_mesh_create(1, dm_shape, c->dst_ids, NULL, &dm), MC_OK);
-    assert_int_equal(mc_spec_parse("S1", sm, 1, &ss), MC_OK);
-    assert_int_equal(mc_spec_parse("R", dm, 1, &ds), MC_OK);
-    assert_int_equal(mc_layout_create(1, shape, MC_DTYPE_I32, sm, ss, &src), MC_OK);
-    assert_int_equal(mc_layout_create(1, shape, MC_DTYPE_I32, dm, ds, &dst), MC_OK);
-    mc_plan_t *plan = calloc(1, sizeof *plan);
-    assert_non_null(plan);
-    plan->src = src;
-    plan->dst = dst;
-    plan->topo = topo;
-    assert_int_equal(mc_pieces_compute(src, dst, &plan->pieces), MC_OK);
+    int64_t sm_shape[2] = {2, 2};
+    oracle_plan_t op;
+    oracle_plan_make(&op, topo, 32 * rc_range(&r, 1, 16), 2, sm_shape, c->src_ids, "S1", c->ndst,
+                     c->dst_ids, "R");
+    mc_plan_t *plan = op.plan;
     assert_int_equal(plan->pieces->npieces, 2);
     double bound = -1, best = INFINITY;
     assert_int_equal(mc_bound_compute(plan->pieces, topo, &bound), MC_OK);
@@ -146,11 +136,7 @@ static double so_run_instance(const so_case_t *c, uint64_t seed, int64_t *total,
         fail_msg("seed %llu: fastest of %lld plans %.9g s < bound %.9g s\n  %s",
                  (unsigned long long)seed, (long long)plans, best, bound, text);
     *total += plans;
-    mc_plan_destroy(plan);
-    mc_spec_destroy(ss);
-    mc_spec_destroy(ds);
-    mc_mesh_destroy(sm);
-    mc_mesh_destroy(dm);
+    oracle_plan_free(&op);
     return best / bound;
 }
 

@@ -20,6 +20,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include "plan/plan_internal.h"
+#include "oracle_plan.h"
 #include "random_case.h"
 
 #define NINSTANCES 400
@@ -175,22 +176,11 @@ static double run_instance(uint64_t seed, int64_t *total, int *decided)
         sp.needs[dst_ids[i] = order[nh + i]] = 1;
     qsort(src_ids, (size_t)nh, sizeof *src_ids, cmp_i64); /* meshes list ids ascending */
     qsort(dst_ids, (size_t)nn, sizeof *dst_ids, cmp_i64);
-    int64_t shape[1] = {16 * rc_range(&r, 1, 16)}, sm_shape[1] = {nh}, dm_shape[1] = {nn};
-    mc_mesh_t *sm = NULL, *dm = NULL;
-    mc_spec_t *ss = NULL, *ds = NULL;
-    mc_layout_t *src = NULL, *dst = NULL;
-    assert_int_equal(mc_mesh_create(1, sm_shape, src_ids, NULL, &sm), MC_OK);
-    assert_int_equal(mc_mesh_create(1, dm_shape, dst_ids, NULL, &dm), MC_OK);
-    assert_int_equal(mc_spec_parse("R", sm, 1, &ss), MC_OK);
-    assert_int_equal(mc_spec_parse("R", dm, 1, &ds), MC_OK);
-    assert_int_equal(mc_layout_create(1, shape, MC_DTYPE_I32, sm, ss, &src), MC_OK);
-    assert_int_equal(mc_layout_create(1, shape, MC_DTYPE_I32, dm, ds, &dst), MC_OK);
-    mc_plan_t *plan = calloc(1, sizeof *plan);
-    assert_non_null(plan);
-    plan->src = src;
-    plan->dst = dst;
-    plan->topo = topo;
-    assert_int_equal(mc_pieces_compute(src, dst, &plan->pieces), MC_OK);
+    int64_t sm_shape[1] = {nh};
+    oracle_plan_t op;
+    oracle_plan_make(&op, topo, 16 * rc_range(&r, 1, 16), 1, sm_shape, src_ids, "R", nn, dst_ids,
+                     "R");
+    mc_plan_t *plan = op.plan;
     assert_int_equal(plan->pieces->npieces, 1);
     double bound = -1, best = INFINITY, cut = 0;
     assert_int_equal(mc_bound_compute(plan->pieces, topo, &bound), MC_OK);
@@ -261,11 +251,7 @@ static double run_instance(uint64_t seed, int64_t *total, int *decided)
                  "needers %d stripes %d",
                  (unsigned long long)seed, (long long)plans, best, bound, text, nh, nn, nstripes);
     *total += plans;
-    mc_plan_destroy(plan);
-    mc_spec_destroy(ss);
-    mc_spec_destroy(ds);
-    mc_mesh_destroy(sm);
-    mc_mesh_destroy(dm);
+    oracle_plan_free(&op);
     return best / bound;
 }
 
