@@ -627,6 +627,8 @@ typedef struct {
                                 was not screened; infinite for a repeat */
     double screened;         /* best screened estimate so far */
     double full;             /* the kept plan's full estimate */
+    double full_floor;       /* the kept plan's floor (mc_plan_floor), found when it was judged;
+                                negative: none yet */
     int last_floor;          /* last is only a floor: its simulation stopped above the limit
                                 it had to beat */
     uint64_t seen[MAX_SEEN]; /* fingerprints of the candidates judged so far */
@@ -789,6 +791,7 @@ static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
         s = mc_plan_simulate_within(cand, best->full, &full);
     if (!s && full < best->full) {
         best->full = full;
+        best->full_floor = floor;
         *keep = 1;
     }
     return s;
@@ -1185,6 +1188,7 @@ static mc_status_t try_smaller_chunks(mc_plan_t *plan, best_t *best)
             t >= best->full)
             break; /* at the least chunk already, or no faster */
         best->full = t;
+        best->full_floor = -1; /* a plan not judged: its floor is not known */
         scale /= 2;
     }
     plan->chunk_scale = scale;
@@ -1221,6 +1225,7 @@ static mc_status_t try_chunk_cap(mc_plan_t *plan, best_t *best)
         if ((s = mc_plan_simulate_within(plan, best->full, &t)) || t >= best->full)
             continue;
         best->full = t;
+        best->full_floor = -1; /* a plan not judged: its floor is not known */
         kept = cap;
     }
     plan->chunk_cap = kept;
@@ -1268,6 +1273,7 @@ static mc_status_t try_order(mc_plan_t *plan, int maximum, best_t *best)
         alt.flows = f;
         alt.edges = e;
         best->full = t;
+        best->full_floor = -1; /* a plan not judged: its floor is not known */
     }
     free(alt.flows);
     free(alt.edges);
@@ -1298,7 +1304,7 @@ static mc_status_t try_matchings(mc_plan_t *plan, best_t *best)
  * plan->stats. */
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
 {
-    best_t best = {.screened = INFINITY, .full = INFINITY};
+    best_t best = {.screened = INFINITY, .full = INFINITY, .full_floor = -1};
     int keep;
     mc_status_t s = MC_OK;
     if (plan->pieces->naddends > 1) {
@@ -1343,8 +1349,14 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
      * chains above stripes with stars that smaller chunks would make faster: every
      * candidate again with chunks of at most SECOND_CAP, then smaller caps for the winner */
     double floor = INFINITY;
-    if (!s && best.full > REFINE_ABOVE_BOUND * plan->stats.lower_bound_s)
-        s = mc_plan_floor(plan, &floor);
+    /* the kept plan's floor was found when it was judged: not again (a plan of 250,000
+     * edges takes 3 ms) */
+    if (!s && best.full > REFINE_ABOVE_BOUND * plan->stats.lower_bound_s) {
+        if (best.full_floor >= 0)
+            floor = best.full_floor;
+        else
+            s = mc_plan_floor(plan, &floor);
+    }
     int refine =
         best.full > REFINE_ABOVE_FLOOR * floor && plan->pieces->npieces <= REFINE_MAX_PIECES;
     for (int policy = POLICY_PER_HOLDER; policy <= last && !s && refine; policy++) {

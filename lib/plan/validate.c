@@ -145,7 +145,9 @@ mc_status_t mc_plan_validate(const mc_plan_t *plan)
     const mc_pieces_t *ps = plan->pieces;
     devices_t dv = {0};
     int64_t *ids = NULL, *off = mc_calloc((size_t)ps->npieces + 1, sizeof *off), *count = NULL;
-    delivery_t *del = mc_calloc((size_t)plan->nedges + 1, sizeof *del), *sorted = NULL;
+    /* not cleared: each delivery is written before it is read (clearing 8 MB of them was a
+     * tenth of the validation of a plan of 250,000 edges) */
+    delivery_t *del = malloc(((size_t)plan->nedges + 1) * sizeof *del), *sorted = NULL;
     int64_t ndel = 0;
     if (!del || !off || (s = mc_mesh_union(plan->src->mesh, plan->dst->mesh, &ids, &dv.n)) ||
         !(dv.stamp = mc_calloc((size_t)dv.n, sizeof *dv.stamp))) {
@@ -172,7 +174,7 @@ mc_status_t mc_plan_validate(const mc_plan_t *plan)
     /* by (piece, needer), then flow: a counting sort by slot, stable (deliveries come in flow
      * order) */
     count = mc_calloc((size_t)off[ps->npieces] + 2, sizeof *count);
-    sorted = mc_calloc((size_t)ndel + 1, sizeof *sorted);
+    sorted = malloc(((size_t)ndel + 1) * sizeof *sorted);
     if (!count || !sorted) {
         s = MC_ERR_NOMEM;
         goto out;
