@@ -1418,6 +1418,16 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         s = try_policy(plan, POLICY_SCATTER_STAR_NIC, LEAST_CAP, &best);
     if (!s && best.full < before_star && best.full > REFINE_ABOVE_FLOOR * floor)
         s = try_matchings(plan, &best);
+    /* host scatter with chunks of at most LEAST_CAP, last, under the same conditions: its
+     * variants are judged at the formula's chunks and SECOND_CAP, where a stripe under 512 KiB
+     * is one chunk and loses, so the least cap never reaches them (g0139 of seed 13, 8 MiB
+     * from 9 hosts to every device of 8 more: 112 KiB stripes, 1.286 -> 1.070 at 64 KiB) */
+    double before_least_hs = best.full;
+    if (!s && hs && refine && best.full > LEAST_ABOVE_BOUND * plan->stats.lower_bound_s &&
+        best.work + best.least <= WORK_BUDGET)
+        s = try_host_scatter(plan, LEAST_CAP, HOST_SCATTER_DELIVERIES, &best, 0);
+    if (!s && best.full < before_least_hs && best.full > REFINE_ABOVE_FLOOR * floor)
+        s = try_matchings(plan, &best);
     plan->stats.estimate_s = best.full;
     return s;
 }
