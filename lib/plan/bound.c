@@ -13,18 +13,21 @@
  *                   host mates through d's out-port, straight or relayed: mc_bound_relay))
  *   slow start:     needing hosts' NICs pass bytes by T − α_nic − α_intra that, before
  *                   α_nic, only hosts holding what others lack can send (mc_bound_start)
- *   senders:        Σ_{d in h} R_d ≤ Σ_{d in h} B_intra·(T − α_intra − s_d)⁺ + B_in(h)·(T −
- * α_nic)⁺, s_d = 0 if d holds a piece a mate needs, else min(α_intra, α_nic): what a host needs
- * leaves its devices' out-ports or enters its NIC, and a device holding nothing a mate needs
- * forwards only what it received (mc_bound_senders) device sets:    max_{h, D ⊆ h} U(D) /
- * (|D|·B_intra + B_in(h))            + min(α_intra, α_nic) (mc_bound_device_cut: what only D holds
- * in h leaves D or enters h's NIC) relays:         per holder-host set X, its pieces' copies to the
- * m hosts outside X that need them through B_out(X); per host h, the copies of pieces no device of
- * h holds to its k needers through B_in(h) (mc_bound_relay) reductions:     Σ_p S_p·M_nic(p) /
- * (hosts · min(B_in, B_out))        + α_nic Σ_p S_p·M_dev(p) / (devices · B_intra + hosts · B_out)
- * + min(α_intra, α_nic) R_h: bytes host h needs that no device of h holds; E(X): bytes of such
- * pieces whose holders all lie in X (each must leave X at least once: some host outside its holders
- * needs it); R_d / E_d: bytes device d needs / only d holds and someone needs; C_d: bytes d copies
+ *   senders:        Σ_{d in h} R_d ≤ Σ_{d in h} B_intra·(T − α_intra − s_d)⁺
+ *                   + B_in(h)·(T − α_nic)⁺, s_d = 0 if d holds a piece a mate needs, else
+ *                   min(α_intra, α_nic): what a host needs leaves its devices' out-ports or
+ *                   enters its NIC, and a device holding nothing a mate needs forwards only
+ *                   what it received (mc_bound_senders)
+ *   device sets:    max_{h, D ⊆ h} U(D) / (|D|·B_intra + B_in(h))            + min(α_intra, α_nic)
+ *                   (mc_bound_device_cut: what only D holds in h leaves D or enters h's NIC)
+ *   relays:         per holder-host set X, its pieces' copies to the m hosts outside X that
+ *                   need them through B_out(X); per host h, the copies of pieces no device
+ *                   of h holds to its k needers through B_in(h) (mc_bound_relay)
+ *   reductions:     Σ_p S_p·M_nic(p) / (hosts · min(B_in, B_out))        + α_nic
+ *                   Σ_p S_p·M_dev(p) / (devices · B_intra + hosts · B_out) + min(α_intra, α_nic)
+ * R_h: bytes host h needs that no device of h holds; E(X): bytes of such pieces whose holders
+ * all lie in X (each must leave X at least once: some host outside its holders needs it);
+ * R_d / E_d: bytes device d needs / only d holds and someone needs; C_d: bytes d copies
  * locally. B_in(h) is at most the other hosts' NICs out together (min(B_in, (H−1)·B_out)),
  * B_out(h) likewise. A device receives from other hosts through its host's NIC and from its own
  * host through its port, matching the simulator's ports; the last byte through a port still travels
