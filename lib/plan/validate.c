@@ -44,17 +44,10 @@ static int deliver(const mc_pieces_t *ps, const devices_t *dv, int64_t pi, int64
                    delivery_t *out, int64_t *nout)
 {
     const mc_piece_t *p = &ps->pieces[pi];
-    int lo = 0, hi = p->nneeders;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (p->needers[mid] < to)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == p->nneeders || p->needers[lo] != to)
+    int64_t at = mc_ids_find(p->needers, p->nneeders, to);
+    if (at < 0)
         return 0;
-    out[(*nout)++] = (delivery_t){pi, to, fi, dv->off[pi] + lo};
+    out[(*nout)++] = (delivery_t){pi, to, fi, dv->off[pi] + at};
     return 1;
 }
 
