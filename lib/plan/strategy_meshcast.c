@@ -1293,6 +1293,14 @@ static mc_status_t try_matchings(mc_plan_t *plan, best_t *best)
     return s;
 }
 
+/* Whether a last-of-all candidate is tried: the kept plan still misses the target
+ * (LEAST_ABOVE_BOUND) and the work budget is not spent. */
+static int last_round(const mc_plan_t *plan, const best_t *best)
+{
+    return best->full > LEAST_ABOVE_BOUND * plan->stats.lower_bound_s &&
+           best->work + best->least <= WORK_BUDGET;
+}
+
 /* Plans with the stripe policy first, then tries the others and keeps whichever the
  * simulator finds fastest (a repeat of a plan already judged, or one whose floor — busiest
  * port, longest path — is the best's estimate or more, is not simulated; the others are screened
@@ -1397,8 +1405,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     /* host scatter with even stripes, last, so a plan only gets faster, and only where the
      * plan misses the target and the work budget is not spent (box_split_even.c) */
     double before_even = best.full;
-    if (!s && hs && best.uneven && best.full > LEAST_ABOVE_BOUND * plan->stats.lower_bound_s &&
-        best.work + best.least <= WORK_BUDGET)
+    if (!s && hs && best.uneven && last_round(plan, &best))
         s = try_host_scatter(plan, refine ? SECOND_CAP : 0, HOST_SCATTER_DELIVERIES, &best, 1);
     if (!s && refine && best.full < before_even)
         s = try_chunk_cap(plan, &best);
@@ -1410,12 +1417,11 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
      * stripe, so every device's out-port carries an equal share of the all-gather while the
      * few holders feed the entries (g0210 of seed 8: 1.502 -> 1.296) */
     double before_star = best.full;
-    if (!s && best.full > LEAST_ABOVE_BOUND * plan->stats.lower_bound_s &&
-        best.work + best.least <= WORK_BUDGET && scatter_differs(plan))
-        s = try_policy(plan, POLICY_SCATTER_STAR, LEAST_CAP, &best);
-    if (!s && best.full > LEAST_ABOVE_BOUND * plan->stats.lower_bound_s &&
-        best.work + best.least <= WORK_BUDGET && scatter_differs(plan))
-        s = try_policy(plan, POLICY_SCATTER_STAR_NIC, LEAST_CAP, &best);
+    int star = !s && scatter_differs(plan);
+    for (int policy = POLICY_SCATTER_STAR; policy <= POLICY_SCATTER_STAR_NIC && star && !s;
+         policy++)
+        if (last_round(plan, &best))
+            s = try_policy(plan, policy, LEAST_CAP, &best);
     if (!s && best.full < before_star && best.full > REFINE_ABOVE_FLOOR * floor)
         s = try_matchings(plan, &best);
     /* host scatter with chunks of at most LEAST_CAP, last, under the same conditions: its
@@ -1423,8 +1429,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
      * is one chunk and loses, so the least cap never reaches them (g0139 of seed 13, 8 MiB
      * from 9 hosts to every device of 8 more: 112 KiB stripes, 1.286 -> 1.070 at 64 KiB) */
     double before_least_hs = best.full;
-    if (!s && hs && refine && best.full > LEAST_ABOVE_BOUND * plan->stats.lower_bound_s &&
-        best.work + best.least <= WORK_BUDGET)
+    if (!s && hs && refine && last_round(plan, &best))
         s = try_host_scatter(plan, LEAST_CAP, HOST_SCATTER_DELIVERIES, &best, 0);
     if (!s && best.full < before_least_hs && best.full > REFINE_ABOVE_FLOOR * floor)
         s = try_matchings(plan, &best);
