@@ -255,9 +255,19 @@ static int stripe_count(const mc_piece_t *p, const mc_host_run_t *hruns, int nh,
     }
     /* scatter: a host's needers each take one stripe in and pass it on (scatter, then
      * all-gather inside the host), the holders' own hosts included */
-    for (int g = 0; scatter && g < nn; g++)
+    int relays = 0; /* stars: every needing host's needers that lack it, if all agree */
+    for (int g = 0; scatter && g < nn; g++) {
         if (nruns[g].count > k64)
             k64 = nruns[g].count;
+        int lacking = 0;
+        for (int j = 0; scatter == 2 && j < nruns[g].count; j++)
+            lacking += !mc_piece_holds(p, p->needers[nruns[g].first + j]);
+        relays = g == 0 || lacking == relays ? lacking : -1;
+    }
+    /* stars (scatter 2): as many stripes to each entry, which sends each to all its mates:
+     * 10 stripes on 7 entries load 3 of them twice */
+    if (scatter == 2 && relays > 1 && k64 % relays)
+        k64 += relays - k64 % relays;
     /* host scatter: one stripe per needing host, which passes it on to the others (a
      * scatter and an all-gather over the hosts) */
     if (host_scatter && nneed > k64)
@@ -318,8 +328,8 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
     for (int g = 0; g < nn; g++)
         if (!mc_find_run(c->hruns, nh, c->nruns[g].host))
             c->order[nneed++] = g;
-    int k =
-        stripe_count(p, c->hruns, nh, c->nruns, nn, per_needer, min_stripe, scatter, host_scatter);
+    int k = stripe_count(p, c->hruns, nh, c->nruns, nn, per_needer, min_stripe,
+                         scatter && c->star ? 2 : scatter, host_scatter);
     k = (c->even ? mc_box_split_even : mc_box_split)(&p->box, ndim, k, c->stripes);
     for (int st = 0; st < k && !s; st++) {
         double bytes = (double)(mc_box_volume(&c->stripes[st], ndim) * plan->pieces->elem_size);
@@ -456,7 +466,7 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
         return s;
     c.hruns = mc_calloc((size_t)most, sizeof *c.hruns);
     c.nruns = mc_calloc((size_t)most, sizeof *c.nruns);
-    c.stripes = mc_calloc((size_t)most, sizeof *c.stripes);
+    c.stripes = mc_calloc((size_t)(2 * most), sizeof *c.stripes);
     c.entry = mc_calloc((size_t)nhost, sizeof *c.entry);
     c.ready = mc_calloc((size_t)nhost, sizeof *c.ready);
     c.served = mc_calloc((size_t)most, sizeof *c.served);
@@ -523,7 +533,7 @@ static mc_status_t least_size(const mc_plan_t *plan, int policy, double *flows, 
     int64_t most = mc_pieces_most_devices(ps);
     mc_host_run_t *hruns = mc_calloc((size_t)most, sizeof *hruns);
     mc_host_run_t *nruns = mc_calloc((size_t)most, sizeof *nruns);
-    mc_box_t *stripes = mc_calloc((size_t)most, sizeof *stripes);
+    mc_box_t *stripes = mc_calloc((size_t)(2 * most), sizeof *stripes);
     mc_status_t s = hruns && nruns && stripes ? MC_OK : MC_ERR_NOMEM;
     double total = 0;
     for (int64_t i = 0; i < ps->npieces; i++)
