@@ -128,7 +128,8 @@ static mc_status_t queue_edge(sim_t *s, int64_t e)
 {
     const sim_edge_t *se = &s->edges[e];
     double offset = (double)se->next * (double)s->flows[se->flow].chunk;
-    return mc_queue_push(&s->waiting[se->r_send], (mc_heap_item_t){offset, e, se->r_recv});
+    int64_t a = (int64_t)se->flow << 32 | se->r_recv;
+    return mc_queue_push(&s->waiting[se->r_send], (mc_heap_item_t){offset, e, a});
 }
 
 /* count more chunks of edge e arrived at its sender; the edge joins its port's queue if it
@@ -163,7 +164,7 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
         return MC_OK;
     double best_start = 0;
     for (int i = 0; i < w->nfront; i++) {
-        double start = s->free_at[w->front[i].a];
+        double start = s->free_at[(uint32_t)w->front[i].a];
         start = start > t ? start : t;
         if (best < 0 || start < best_start) {
             best_start = start;
@@ -173,6 +174,10 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
             break;
     }
     mc_heap_item_t chosen = mc_queue_remove(w, best);
+    if (w->nfront > 0) { /* the port's likely next chunk, read when it frees */
+        __builtin_prefetch(&s->edges[w->front[0].tie]);
+        __builtin_prefetch(&s->flows[w->front[0].a >> 32]);
+    }
     sim_edge_t *e = &s->edges[chosen.tie];
     const sim_link_t *link = &s->links[e->link];
     int64_t k = e->next++;
