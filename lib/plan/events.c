@@ -22,9 +22,9 @@ static int bucket_of(uint64_t k, uint64_t last)
 static mc_status_t append(mc_events_t *q, int b, mc_event_t ev)
 {
     mc_event_bucket_t *bk = &q->bucket[b];
-    mc_status_t s = mc_grow((void **)&bk->items, &bk->cap, bk->n, sizeof *bk->items, 64,
-                            "the simulator's event queue");
-    if (s)
+    mc_status_t s;
+    if (bk->n == bk->cap && (s = mc_grow((void **)&bk->items, &bk->cap, bk->n, sizeof *bk->items,
+                                         64, "the simulator's event queue")))
         return s;
     bk->items[bk->n++] = ev;
     if (b > 0)

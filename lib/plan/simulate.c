@@ -584,6 +584,8 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
             st = join_arrived(&s, s.join[id], s.arrived[id]++, ev.t);
         } else {
             const sim_edge_t *pe = &s.edges[id];
+            for (int64_t c = 0; c < pe->nchild; c++) /* their misses at once, not in turn */
+                __builtin_prefetch(&s.edges[s.children[pe->child0 + c]]);
             for (int64_t c = 0; c < pe->nchild && !st && !s.stopped; c++) {
                 int64_t child = s.children[pe->child0 + c];
                 if (!(st = make_ready(&s, child, 1)))
