@@ -455,10 +455,14 @@ mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds)
     int64_t ndev = mc_topology_devices(topo),
             nports = mc_topology_hosts(topo) * mc_topology_nic_ports(topo);
     double *t = mc_calloc((size_t)(2 * ndev + 2 * nports), sizeof *t);
-    /* per edge: latencies and the slowest hop's seconds per byte from the flow's root
-     * (malloc: each edge's are written before a later edge reads them as its parent's) */
-    double *alpha = malloc(((size_t)plan->nedges + 1) * sizeof *alpha);
-    double *inv = malloc(((size_t)plan->nedges + 1) * sizeof *inv);
+    /* per edge of a flow: latencies and the slowest hop's seconds per byte from the flow's
+     * root (each edge's are written before a later edge of its flow reads them as its
+     * parent's: arrays for the longest flow, not for the plan's edges) */
+    int64_t most = 1;
+    for (int64_t fi = 0; fi < plan->nflows; fi++)
+        most = plan->flows[fi].nedges > most ? plan->flows[fi].nedges : most;
+    double *alpha = malloc((size_t)most * sizeof *alpha);
+    double *inv = malloc((size_t)most * sizeof *inv);
     int64_t *last_in = mc_calloc((size_t)ndev, sizeof *last_in);
     if (!t || !alpha || !inv || !last_in) {
         free(t);
@@ -486,14 +490,15 @@ mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds)
             double hop = cross ? inv_nic : inv_intra;
             *out += bytes * hop;
             *in += bytes * hop;
-            /* the parent edge, as the simulator finds it: the last one into the sender */
-            int64_t parent = last_in[e->from] > f->edge0 ? last_in[e->from] - 1 : -1;
+            /* the parent edge, as the simulator finds it: the last one into the sender (its
+             * place in the flow) */
+            int64_t parent = last_in[e->from] > f->edge0 ? last_in[e->from] - 1 - f->edge0 : -1;
             last_in[e->to] = g + 1;
-            alpha[g] = (parent >= 0 ? alpha[parent] : 0) +
+            alpha[j] = (parent >= 0 ? alpha[parent] : 0) +
                        (cross ? nic.latency + mc_topology_nic_extra_latency(topo, e->from, e->to)
                               : intra.latency);
-            inv[g] = parent >= 0 && inv[parent] > hop ? inv[parent] : hop;
-            double path = alpha[g] + bytes * inv[g];
+            inv[j] = parent >= 0 && inv[parent] > hop ? inv[parent] : hop;
+            double path = alpha[j] + bytes * inv[j];
             worst = *out > worst ? *out : worst;
             worst = *in > worst ? *in : worst;
             worst = path > worst ? path : worst;
