@@ -109,7 +109,7 @@ static mc_status_t check_flow(const mc_plan_t *plan, int64_t fi, const devices_t
         if (a < 0 || b < 0 || a == b)
             return mc_error(MC_ERR_INVALID, "flow %lld: bad edge %lld -> %lld", (long long)fi,
                             (long long)e->from, (long long)e->to);
-        if (!mc_flow_rooted_at(plan, f, e->from) && dv->stamp[a] != fi + 1)
+        if (dv->stamp[a] != fi + 1 && !mc_flow_rooted_at(plan, f, e->from)) /* a search */
             return mc_error(MC_ERR_INVALID,
                             "flow %lld: device %lld sends piece %lld before it has it",
                             (long long)fi, (long long)e->from, (long long)f->piece);
