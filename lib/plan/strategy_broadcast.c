@@ -67,13 +67,15 @@ static int64_t pick_sender(const mc_plan_t *plan, const mc_piece_t *p, const mc_
  * a round changed the send loads on one of its holders' hosts; a trial takes it if its host
  * is free, else the first on a free host (a scan in the same order, unless the piece's
  * holders share one host: then none is free). What a trial reads of a piece is in one
- * 64-byte entry: trials draw the pieces at random, so each array read would be a miss. */
+ * 64-byte entry, with the one host of pieces whose holders (or needers) share one: trials
+ * draw the pieces at random, so each array read would be a miss. */
 typedef struct {
     const int64_t *holders; /* the piece's */
-    int64_t *host;          /* its holders' hosts, in holder order */
-    int64_t *nhost;         /* its needers' hosts, in needer order */
     int64_t bytes;
-    int64_t pos; /* its place in todo */
+    int32_t host, nhost; /* where its holders' and needers' hosts start in ranks_t's arrays */
+    int32_t host0;       /* its first holder's host (every holder's, if one) */
+    int32_t nhost0;      /* its first needer's host (every needer's, if nhost_one) */
+    int32_t pos;         /* its place in todo */
     /* the piece whose stamp and first it shares, itself unless its holders share one host
      * and are an earlier piece's exactly (a mesh axis replicating the source: every piece of
      * a host has the same holders, so one of them finds their first for all) */
@@ -81,12 +83,15 @@ typedef struct {
     int32_t stamp; /* as a group: the round its first holder is from, -1 for none */
     int32_t first; /* as a group: the index of its first holder this round */
     int32_t nholders, nneeders;
-    char one;    /* its holders share one host */
-    char single; /* one holder's host holds every needer (one_host) */
+    char one;       /* its holders share one host */
+    char nhost_one; /* its needers share one host */
+    char single;    /* one holder's host holds every needer (one_host) */
 } lb_piece_t;
 
 typedef struct {
     lb_piece_t *pc;   /* per piece */
+    int64_t *host;    /* holder hosts, in holder order, piece after piece */
+    int64_t *nhost;   /* needer hosts, in needer order, piece after piece */
     int64_t *changed; /* per host: the last round that added to its devices' sends, or -1 */
     int32_t round;
 } ranks_t;
@@ -96,15 +101,18 @@ static int stale(const ranks_t *r, const lb_piece_t *q, int32_t stamp)
 {
     if (stamp < 0)
         return 1;
-    for (int j = 0; j < (q->one ? 1 : q->nholders); j++)
-        if (r->changed[q->host[j]] >= stamp)
+    if (q->one)
+        return r->changed[q->host0] >= stamp;
+    for (int j = 0; j < q->nholders; j++)
+        if (r->changed[r->host[q->host + j]] >= stamp)
             return 1;
     return 0;
 }
 
-static int rank_before(const mc_loads_t *loads, const lb_piece_t *q, int64_t a, int64_t b)
+static int rank_before(const mc_loads_t *loads, const int64_t *host, const lb_piece_t *q, int64_t a,
+                       int64_t b)
 {
-    double ha = loads->host_send[q->host[a]], hb = loads->host_send[q->host[b]];
+    double ha = loads->host_send[host[a]], hb = loads->host_send[host[b]];
     return ha < hb || (ha == hb && loads->dev_send[q->holders[a]] < loads->dev_send[q->holders[b]]);
 }
 
@@ -112,6 +120,7 @@ static int64_t ranked_sender(int64_t piece, const mc_loads_t *loads, const char 
 {
     const lb_piece_t *q = &r->pc[piece];
     lb_piece_t *g = &r->pc[q->group];
+    const int64_t *host = r->host + q->host;
     int64_t best = -1;
     if (stale(r, q, g->stamp)) {
         g->stamp = r->round;
@@ -125,17 +134,17 @@ static int64_t ranked_sender(int64_t piece, const mc_loads_t *loads, const char 
                 }
         } else {
             for (int j = 1; j < q->nholders; j++)
-                if (rank_before(loads, q, j, first))
+                if (rank_before(loads, host, q, j, first))
                     first = j;
         }
         g->first = first;
     }
-    if (!busy[q->host[g->first]])
-        return q->holders[g->first];
     if (q->one)
-        return -1;
+        return busy[q->host0] ? -1 : q->holders[g->first];
+    if (!busy[host[g->first]])
+        return q->holders[g->first];
     for (int j = 0; j < q->nholders; j++)
-        if (!busy[q->host[j]] && (best < 0 || rank_before(loads, q, j, best)))
+        if (!busy[host[j]] && (best < 0 || rank_before(loads, host, q, j, best)))
             best = j;
     return best < 0 ? -1 : q->holders[best];
 }
@@ -217,11 +226,12 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
         nneeded += plan->pieces->pieces[todo[k]].nneeders;
     }
     ranks_t rk = {.pc = aligned_alloc(64, (((size_t)npieces + 1) * sizeof *rk.pc + 63) / 64 * 64),
+                  .host = mc_calloc((size_t)nranked + 1, sizeof *rk.host),
+                  .nhost = mc_calloc((size_t)nneeded + 1, sizeof *rk.nhost),
                   .changed = mc_calloc((size_t)nhost + 1, sizeof *rk.changed)};
     int64_t *rep = mc_calloc((size_t)nhost + 1, sizeof *rep); /* per host: its last group */
-    int64_t *hosts = mc_calloc((size_t)nranked + 1, sizeof *hosts);
-    int64_t *nhosts = mc_calloc((size_t)nneeded + 1, sizeof *nhosts);
-    if (!busy || !role || !trial || !round || !rk.pc || !rk.changed || !rep || !hosts || !nhosts) {
+    if (!busy || !role || !trial || !round || !rk.pc || !rk.host || !rk.nhost || !rk.changed ||
+        !rep) {
         s = MC_ERR_NOMEM;
         goto out;
     }
@@ -231,32 +241,38 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
     for (int64_t k = 0; k < n; k++) {
         const mc_piece_t *p = &plan->pieces->pieces[todo[k]];
         lb_piece_t *q = &rk.pc[todo[k]];
+        int64_t *hh = rk.host + nranked, *nh = rk.nhost + nneeded;
         *q = (lb_piece_t){.holders = p->holders,
-                          .host = hosts + nranked,
-                          .nhost = nhosts + nneeded,
                           .bytes = p->bytes,
-                          .pos = k,
+                          .host = (int32_t)nranked,
+                          .nhost = (int32_t)nneeded,
+                          .pos = (int32_t)k,
                           .stamp = -1,
                           .nholders = p->nholders,
                           .nneeders = p->nneeders,
                           .one = 1,
+                          .nhost_one = 1,
                           .single = (char)one_host(plan, p)};
         nranked += p->nholders;
         nneeded += p->nneeders;
         nsingle += q->single;
         for (int j = 0; j < p->nholders; j++) {
-            role[q->host[j] = mc_host_of(plan->topo, p->holders[j])] |= ROLE_HOLDER;
-            q->one &= (char)(q->host[j] == q->host[0]);
+            role[hh[j] = mc_host_of(plan->topo, p->holders[j])] |= ROLE_HOLDER;
+            q->one &= (char)(hh[j] == hh[0]);
         }
-        for (int j = 0; j < p->nneeders; j++)
-            role[q->nhost[j] = mc_host_of(plan->topo, p->needers[j])] |= ROLE_NEEDER;
-        int64_t g = q->one ? rep[q->host[0]] : -1;
+        for (int j = 0; j < p->nneeders; j++) {
+            role[nh[j] = mc_host_of(plan->topo, p->needers[j])] |= ROLE_NEEDER;
+            q->nhost_one &= (char)(nh[j] == nh[0]);
+        }
+        q->host0 = (int32_t)hh[0];
+        q->nhost0 = (int32_t)nh[0];
+        int64_t g = q->one ? rep[hh[0]] : -1;
         const mc_piece_t *o = g >= 0 ? &plan->pieces->pieces[g] : NULL;
         if (!o || o->nholders != p->nholders ||
             memcmp(o->holders, p->holders, (size_t)p->nholders * sizeof *p->holders)) {
             g = todo[k];
             if (q->one)
-                rep[q->host[0]] = g;
+                rep[hh[0]] = g;
         }
         q->group = (int32_t)g;
     }
@@ -287,13 +303,15 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
                 rk.pc[todo[j]].pos = j;
                 const lb_piece_t *q = &rk.pc[todo[k]];
                 int64_t snd = ranked_sender(todo[k], loads, busy, &rk), sh;
-                if (snd < 0 ||
-                    hosts_busy(q->nhost, q->nneeders, sh = mc_host_of(plan->topo, snd), busy)) {
+                /* needers sharing one host: that host alone (taking it again changes nothing) */
+                const int64_t nh0 = q->nhost0, *nh = q->nhost_one ? &nh0 : rk.nhost + q->nhost;
+                int nn = q->nhost_one ? 1 : q->nneeders;
+                if (snd < 0 || hosts_busy(nh, nn, sh = mc_host_of(plan->topo, snd), busy)) {
                     misses++;
                     continue;
                 }
                 misses = 0;
-                hosts_take(q->nhost, q->nneeders, sh, busy, role, &fr);
+                hosts_take(nh, nn, sh, busy, role, &fr);
                 trial[count++] = todo[k];
                 bytes += (double)q->bytes;
             }
@@ -312,12 +330,13 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
             int64_t snd = pick_sender(plan, p, loads, busy);
             if (snd < 0)
                 snd = pick_sender(plan, p, loads, NULL);
-            hosts_take(q->nhost, p->nneeders, mc_host_of(plan->topo, snd), busy, role, NULL);
+            const int64_t *nh = rk.nhost + q->nhost;
+            hosts_take(nh, p->nneeders, mc_host_of(plan->topo, snd), busy, role, NULL);
             s = add_chain(plan, round[k], snd, loads);
             /* the chain's sender and needers (which forward) sent more */
             rk.changed[mc_host_of(plan->topo, snd)] = rk.round;
             for (int j = 0; j < p->nneeders; j++)
-                rk.changed[q->nhost[j]] = rk.round;
+                rk.changed[nh[j]] = rk.round;
             /* the piece leaves todo: the last one takes its place */
             int64_t at = q->pos;
             todo[at] = todo[--n];
@@ -334,8 +353,8 @@ out:
     free(rk.pc);
     free(rk.changed);
     free(rep);
-    free(hosts);
-    free(nhosts);
+    free(rk.host);
+    free(rk.nhost);
     return s;
 }
 
