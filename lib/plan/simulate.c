@@ -122,8 +122,8 @@ static mc_status_t push_event(sim_t *s, double t, int type, int64_t id)
 }
 
 /* Queues edge e's next chunk at its sender port, keyed by the chunk's offset, ties by the
- * edge; the item carries the receiver port, which the lookahead reads (the chunk is the
- * edge's next). */
+ * edge; the item carries the receiver port (low 32 bits), which the lookahead reads, and the
+ * edge's flow (high 32 bits), which try_start prefetches (the chunk is the edge's next). */
 static mc_status_t queue_edge(sim_t *s, int64_t e)
 {
     const sim_edge_t *se = &s->edges[e];
