@@ -1319,6 +1319,8 @@ static mc_status_t try_matchings(mc_plan_t *plan, best_t *best)
  * HOST_SCATTER_DELIVERIES edges, a simulation each. */
 static mc_status_t try_equal_stripes(mc_plan_t *plan, best_t *best)
 {
+    if (plan->nedges >= HOST_SCATTER_DELIVERIES)
+        return MC_OK; /* no cut has fewer edges than the plan: none is built */
     double size = mc_stripes_equal_size(plan, EQUAL_SHARE);
     mc_status_t s = MC_OK;
     for (int i = 0; i < EQUAL_SIZES && !s; i++, size /= 2) {
