@@ -64,6 +64,8 @@
  * (above, the other candidates' simulations already fill the plan time: 8,192 pieces in
  * ~100 ms of CPU on the scale benchmark). */
 #define SCATTER_MAX_STRIPES 4096
+/* Stars' second cut: stripes per entry (a star's stripes cut again this many times) */
+#define STAR_FINE 4
 #define SCATTER_MAX_PIECES 2048
 /* Pieces up to which lb_order's plan is among the candidates (it plans 3,420 in ~15 ms and
  * 10,752 in ~30 ms; its rounds still grow faster than linearly). */
@@ -92,8 +94,10 @@ enum {
     POLICY_REDUCE_SCATTER_HOST_COARSE, /* and with one stripe per host */
     POLICY_REDUCE_HIERARCHICAL_HOST_COARSE,
     /* tried last of all, where the plan is still above LEAST_ABOVE_BOUND */
-    POLICY_SCATTER_STAR,     /* scatter with a star inside every host (mc_fan_out_star) */
-    POLICY_SCATTER_STAR_NIC, /* the same, each mate's copy over the NIC when that is sooner */
+    POLICY_SCATTER_STAR,      /* scatter with a star inside every host (mc_fan_out_star) */
+    POLICY_SCATTER_STAR_NIC,  /* the same, each mate's copy over the NIC when that is sooner */
+    POLICY_SCATTER_STAR_FINE, /* the two again with STAR_FINE stripes per entry */
+    POLICY_SCATTER_STAR_NIC_FINE,
     /* tried last, against the others' refined plans */
     POLICY_HOST_SCATTER,        /* per needing host, each a star from the host it enters first */
     POLICY_HOST_SCATTER_MIX,    /* the same, each crossing from a holder or that host */
@@ -117,6 +121,7 @@ typedef struct {
     int even;         /* stripes by mc_box_split_even */
     int star;         /* fan out inside a host as a star (1), or a star whose copies may come
                          over the NIC from another holder host (2: star_nic) */
+    int per_entry;    /* stars: stripes per entry (1 or STAR_FINE) */
 } ctx_t;
 
 /* Sender for the next host crossing of a stripe: among the holder hosts (ready at 0) and
@@ -240,7 +245,7 @@ static int64_t local_or_remote(ctx_t *c, const mc_piece_t *p, int nh, const mc_h
  * given its holders' and needers' host runs. */
 static int stripe_count(const mc_piece_t *p, const mc_host_run_t *hruns, int nh,
                         const mc_host_run_t *nruns, int nn, int per_needer, int64_t min_stripe,
-                        int scatter, int host_scatter)
+                        int scatter, int per_entry, int host_scatter)
 {
     /* stripes: one per holder (all replicas send) and, with per_needer, at least one per
      * needer of the widest needing host (each receiving device forwards a share); each
@@ -255,19 +260,19 @@ static int stripe_count(const mc_piece_t *p, const mc_host_run_t *hruns, int nh,
     }
     /* scatter: a host's needers each take one stripe in and pass it on (scatter, then
      * all-gather inside the host), the holders' own hosts included */
-    int relays = 0; /* stars: every needing host's needers that lack it, if all agree */
+    int entries = 0; /* stars: every needing host's needers that lack it, if all agree */
     for (int g = 0; scatter && g < nn; g++) {
         if (nruns[g].count > k64)
             k64 = nruns[g].count;
         int lacking = 0;
-        for (int j = 0; scatter == 2 && j < nruns[g].count; j++)
+        for (int j = 0; per_entry && j < nruns[g].count; j++)
             lacking += !mc_piece_holds(p, p->needers[nruns[g].first + j]);
-        relays = g == 0 || lacking == relays ? lacking : -1;
+        entries = g == 0 || lacking == entries ? lacking : -1;
     }
-    /* stars (scatter 2): as many stripes to each entry, which sends each to all its mates:
-     * 10 stripes on 7 entries load 3 of them twice */
-    if (scatter == 2 && relays > 1 && k64 % relays)
-        k64 += relays - k64 % relays;
+    /* stars: per_entry stripes to each entry, which sends each to all its mates (10 stripes
+     * on 7 entries load 3 of them twice; more per entry shorten the last stripe's fan-out) */
+    if (per_entry && entries > 1)
+        k64 = (k64 + entries - 1) / entries * entries * per_entry;
     /* host scatter: one stripe per needing host, which passes it on to the others (a
      * scatter and an all-gather over the hosts) */
     if (host_scatter && nneed > k64)
@@ -328,8 +333,8 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
     for (int g = 0; g < nn; g++)
         if (!mc_find_run(c->hruns, nh, c->nruns[g].host))
             c->order[nneed++] = g;
-    int k = stripe_count(p, c->hruns, nh, c->nruns, nn, per_needer, min_stripe,
-                         scatter && c->star ? 2 : scatter, host_scatter);
+    int k = stripe_count(p, c->hruns, nh, c->nruns, nn, per_needer, min_stripe, scatter,
+                         c->star ? c->per_entry : 0, host_scatter);
     k = (c->even ? mc_box_split_even : mc_box_split)(&p->box, ndim, k, c->stripes);
     for (int st = 0; st < k && !s; st++) {
         double bytes = (double)(mc_box_volume(&c->stripes[st], ndim) * plan->pieces->elem_size);
@@ -452,13 +457,16 @@ static int64_t scatter_least(double total)
 static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
 {
     const mc_pieces_t *ps = plan->pieces;
-    ctx_t c = {.plan = plan,
-               .overlap =
-                   policy == POLICY_HOST_SCATTER_MIX || policy == POLICY_HOST_SCATTER_MIX_EVEN,
-               .even = policy >= POLICY_HOST_SCATTER_EVEN,
-               .star = policy == POLICY_SCATTER_STAR       ? 1
-                       : policy == POLICY_SCATTER_STAR_NIC ? 2
-                                                           : 0};
+    ctx_t c = {
+        .plan = plan,
+        .overlap = policy == POLICY_HOST_SCATTER_MIX || policy == POLICY_HOST_SCATTER_MIX_EVEN,
+        .even = policy >= POLICY_HOST_SCATTER_EVEN,
+        .star = policy == POLICY_SCATTER_STAR || policy == POLICY_SCATTER_STAR_FINE           ? 1
+                : policy == POLICY_SCATTER_STAR_NIC || policy == POLICY_SCATTER_STAR_NIC_FINE ? 2
+                                                                                              : 0,
+        .per_entry = policy == POLICY_SCATTER_STAR_FINE || policy == POLICY_SCATTER_STAR_NIC_FINE
+                         ? STAR_FINE
+                         : 1};
     int64_t most = mc_pieces_most_devices(ps), nhost = mc_topology_hosts(plan->topo),
             *by_size = NULL;
     mc_status_t s = mc_loads_create(plan->topo, &c.loads);
@@ -466,7 +474,7 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
         return s;
     c.hruns = mc_calloc((size_t)most, sizeof *c.hruns);
     c.nruns = mc_calloc((size_t)most, sizeof *c.nruns);
-    c.stripes = mc_calloc((size_t)(2 * most), sizeof *c.stripes);
+    c.stripes = mc_calloc((size_t)(2 * STAR_FINE * most), sizeof *c.stripes);
     c.entry = mc_calloc((size_t)nhost, sizeof *c.entry);
     c.ready = mc_calloc((size_t)nhost, sizeof *c.ready);
     c.served = mc_calloc((size_t)most, sizeof *c.served);
@@ -489,8 +497,7 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
         host_stripe = (int64_t)(total / SCATTER_MAX_STRIPES);
     if (delivered / deliveries > (double)host_stripe)
         host_stripe = (int64_t)(delivered / deliveries);
-    int scatter = policy == POLICY_SCATTER || policy == POLICY_SCATTER_STAR ||
-                  policy == POLICY_SCATTER_STAR_NIC;
+    int scatter = policy == POLICY_SCATTER || c.star;
     int64_t min_stripe = policy == POLICY_FINE           ? FINE_STRIPE_BYTES
                          : scatter                       ? scatter_stripe
                          : policy >= POLICY_HOST_SCATTER ? host_stripe
@@ -533,7 +540,7 @@ static mc_status_t least_size(const mc_plan_t *plan, int policy, double *flows, 
     int64_t most = mc_pieces_most_devices(ps);
     mc_host_run_t *hruns = mc_calloc((size_t)most, sizeof *hruns);
     mc_host_run_t *nruns = mc_calloc((size_t)most, sizeof *nruns);
-    mc_box_t *stripes = mc_calloc((size_t)(2 * most), sizeof *stripes);
+    mc_box_t *stripes = mc_calloc((size_t)most, sizeof *stripes);
     mc_status_t s = hruns && nruns && stripes ? MC_OK : MC_ERR_NOMEM;
     double total = 0;
     for (int64_t i = 0; i < ps->npieces; i++)
@@ -551,7 +558,7 @@ static mc_status_t least_size(const mc_plan_t *plan, int policy, double *flows, 
             int nh = mc_group_by_host(plan->topo, p->holders, p->nholders, hruns);
             int nn = mc_group_by_host(plan->topo, p->needers, p->nneeders, nruns);
             k = stripe_count(p, hruns, nh, nruns, nn, policy != POLICY_PER_HOLDER, min_stripe,
-                             policy == POLICY_SCATTER, 0);
+                             policy == POLICY_SCATTER, 0, 0);
             k = mc_box_split(&p->box, ps->ndim, k, stripes);
         }
         for (int j = 0; j < p->nneeders; j++)
@@ -1465,7 +1472,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
      * few holders feed the entries (g0210 of seed 8: 1.502 -> 1.296) */
     double before_star = best.full;
     int star = !s && scatter_differs(plan);
-    for (int policy = POLICY_SCATTER_STAR; policy <= POLICY_SCATTER_STAR_NIC && star && !s;
+    for (int policy = POLICY_SCATTER_STAR; policy <= POLICY_SCATTER_STAR_NIC_FINE && star && !s;
          policy++)
         if (last_round(plan, &best))
             s = try_policy(plan, policy, LEAST_CAP, &best);

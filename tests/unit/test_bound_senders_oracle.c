@@ -1,4 +1,5 @@
-/* The senders term (bound_senders.c) against exhaustive optimal schedules (slab_oracle.h):
+/* The senders term (bound_senders.c) against exhaustive optimal schedules (slab_oracle.h),
+ * its out-port view first:
  * an all-gather inside host 0 whose two slabs lie on one device each there (and on host 1
  * too): devices 0 and 1 need one slab each, 2 and 3 both, so six slab copies leave the
  * out-ports of 0 and 1 from the start, those of 2 and 3 a hop later (they hold nothing), or
@@ -42,8 +43,67 @@ static void test_senders_below_optimum(void **state)
     so_check(&c, 80, 5, "the senders term (above the in-port terms)");
 }
 
+/* The least T with bytes <= Σ_i rate[i]·(T − start[i])⁺, by bisection (the term's formula
+ * again, written independently of bound_senders.c). */
+static double staggered(double bytes, const double *rate, const double *start, int n)
+{
+    double lo = 0, hi = 1;
+    for (;;) {
+        double got = 0;
+        for (int i = 0; i < n; i++)
+            got += rate[i] * fmax(hi - start[i], 0);
+        if (got >= bytes)
+            break;
+        hi *= 2;
+    }
+    for (int it = 0; it < 200; it++) {
+        double mid = (lo + hi) / 2, got = 0;
+        for (int i = 0; i < n; i++)
+            got += rate[i] * fmax(mid - start[i], 0);
+        *(got >= bytes ? &hi : &lo) = mid;
+    }
+    return hi;
+}
+
+/* The in-port view: host 0's slice of slab 0 lies on device 0 alone, slab 1 only on host 1
+ * (devices 4 and 6), and devices 1, 2 and 3 need both: six slab copies enter three in-ports,
+ * which only device 0's out-port can feed before α_min, or the NIC. Whether that view gives
+ * the bound, above the out-port view (0's port from α_intra, 1-3's a hop later) and the
+ * in-port terms; it must never exceed the bound. */
+static int in_view_decides(const mc_plan_t *plan, double bound)
+{
+    const mc_topology_t *topo = plan->topo;
+    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA),
+              nic = mc_topology_link(topo, MC_LINK_NIC);
+    double b_in = fmin(mc_topology_nic_in(topo), mc_topology_nic_out(topo));
+    double slab = (double)plan->pieces->pieces[0].bytes, b = intra.bandwidth, a = intra.latency,
+           a_min = fmin(a, nic.latency);
+    double need[SO_NDEV] = {0, 2 * slab, 2 * slab, 2 * slab};
+    char early[SO_NDEV] = {1};
+    double senders = -1;
+    assert_int_equal(mc_bound_senders(topo, need, early, b, a, a_min, b_in, nic.latency, &senders),
+                     MC_OK);
+    double in_rate[3] = {b, 2 * b, b_in}, out_rate[3] = {b, 3 * b, b_in},
+           start[3] = {a, a + a_min, nic.latency};
+    double in_view = staggered(6 * slab, in_rate, start, 3),
+           out_view = staggered(6 * slab, out_rate, start, 3);
+    assert_true(fabs(senders - fmax(in_view, out_view)) <= 1e-9 * senders);
+    double ports = fmax(mc_bound_paths(2 * slab, b, a, b_in, nic.latency),
+                        mc_bound_paths(6 * slab, 3 * b, a, b_in, nic.latency));
+    assert_true(senders <= bound * (1 + 1e-12));
+    return senders >= bound * (1 - 1e-12) && in_view > fmax(out_view, ports) * (1 + 1e-9);
+}
+
+static void test_in_view_below_optimum(void **state)
+{
+    (void)state;
+    so_case_t c = {{0, 4, 5, 6}, {1, 2, 3}, 3, in_view_decides};
+    so_check(&c, 80, 5, "the senders term's in-port view (above the out-port view and in-ports)");
+}
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {cmocka_unit_test(test_senders_below_optimum)};
+    const struct CMUnitTest tests[] = {cmocka_unit_test(test_senders_below_optimum),
+                                       cmocka_unit_test(test_in_view_below_optimum)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

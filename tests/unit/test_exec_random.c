@@ -140,10 +140,11 @@ static void test_scale_shapes(void **state)
         /* "t": each host's rows lie on one or two of its devices and on those of every other
          * host, and all 8 need them (g0210 of seed 8, smaller): on dgx-h100 figures scatter
          * with a star inside every host (each entry forwards only its own stripe) beats the
-         * trees' 1.201x of the bound */
+         * trees' 1.201x of the bound, and four stripes per entry the star's 1.185x */
         {"1152,1024", "9x8", "S1R", "0-71", "9x8", "S0R", "0-71", "t"},
         /* "u": the same at 32 MiB per 3 hosts (g0101 of seed 10, smaller): the in-ports bind,
-         * so the star whose mates' copies may come over the NIC beats the plain star's 1.29x */
+         * so the star whose mates' copies may come over the NIC beats the plain star's 1.29x,
+         * and four stripes per entry its 1.228x */
         {"1024,128,64", "3x8", "RS1R", "0-23", "3x8", "RS0R", "0-23", "u"},
         /* "l": 4 MiB from 3 hosts to every device of 4 more (g0139 of seed 13, smaller): on
          * dgx-h100 figures host scatter's 168 KiB stripes win only in 64 KiB chunks, 1.108x
@@ -201,10 +202,10 @@ static void test_scale_shapes(void **state)
             if (c[7][0] == 'e' && t == 0 && mc_stripes_outer(plan))
                 fail_msg("%s %s>%s: estimate %.2f x the bound: no even stripes", c[0], c[2], c[5],
                          st.estimate_s / st.lower_bound_s);
-            if (c[7][0] == 't' && t == 0 && st.estimate_s > 1.195 * st.lower_bound_s)
+            if (c[7][0] == 't' && t == 0 && st.estimate_s > 1.12 * st.lower_bound_s)
                 fail_msg("%s %s>%s: estimate %.3f x the bound: no scatter with stars", c[0], c[2],
                          c[5], st.estimate_s / st.lower_bound_s);
-            if (c[7][0] == 'u' && t == 0 && st.estimate_s > 1.25 * st.lower_bound_s)
+            if (c[7][0] == 'u' && t == 0 && st.estimate_s > 1.19 * st.lower_bound_s)
                 fail_msg("%s %s>%s: estimate %.3f x the bound: no star over the NIC", c[0], c[2],
                          c[5], st.estimate_s / st.lower_bound_s);
             if (c[7][0] == 'l' && t == 0 && st.estimate_s > 1.13 * st.lower_bound_s)

@@ -561,19 +561,25 @@ static void test_bound_vs_bruteforce(void **state)
         port_wins += ports > bound;
         bound = fmax(bound, ports);
         /* senders: a host's needs leave its devices' out-ports, a hop later for those
-         * holding nothing a mate needs, or enter its NIC */
+         * holding nothing a mate needs, or enter its NIC; and they enter the needers'
+         * in-ports, which before α_min only those early devices can feed */
         double out_ports = 0;
         for (int h = 0; h < H; h++) {
             double r_sum = 0;
-            int n = 0;
-            for (int j = 0; j < dph && h * dph + j < ndev; j++, n++)
+            int n = 0, m = 0;
+            for (int j = 0; j < dph && h * dph + j < ndev; j++, n++) {
                 r_sum += r_dev[h * dph + j];
-            int e = __builtin_popcount(early[h]);
+                m += r_dev[h * dph + j] > 0;
+            }
+            int e = __builtin_popcount(early[h]), fed = m < e ? m : e;
+            double a_min = fmin(intra.latency, nic.latency);
             if (r_sum > 0)
-                senders = fmax(senders,
-                               senders_bisect(r_sum, e * intra.bandwidth, (n - e) * intra.bandwidth,
-                                              intra.latency, fmin(intra.latency, nic.latency), b_in,
-                                              nic.latency));
+                out_ports = fmax(
+                    out_ports,
+                    fmax(senders_bisect(r_sum, e * intra.bandwidth, (n - e) * intra.bandwidth,
+                                        intra.latency, a_min, b_in, nic.latency),
+                         senders_bisect(r_sum, fed * intra.bandwidth, (m - fed) * intra.bandwidth,
+                                        intra.latency, a_min, b_in, nic.latency)));
         }
         senders_wins += out_ports > bound;
         bound = fmax(bound, out_ports);
