@@ -62,6 +62,30 @@ int mc_box_split_even(const mc_box_t *box, int ndim, int k, mc_box_t *out)
     return k;
 }
 
+int mc_box_split_deep(const mc_box_t *box, int ndim, int k, mc_box_t *out)
+{
+    int outer = outer_dim(box, ndim), next = -1;
+    for (int d = outer + 1; outer >= 0 && d < ndim && next < 0; d++)
+        if (box->hi[d] - box->lo[d] >= 2)
+            next = d;
+    int64_t rows = outer < 0 ? 1 : box->hi[outer] - box->lo[outer];
+    if (next < 0 || k < 2 * rows)
+        return mc_box_split(box, ndim, k, out);
+    int64_t cols = box->hi[next] - box->lo[next], per = k / rows;
+    if (per > cols)
+        per = cols;
+    int n = 0;
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < per; c++, n++) {
+            out[n] = *box;
+            out[n].lo[outer] = box->lo[outer] + r;
+            out[n].hi[outer] = box->lo[outer] + r + 1;
+            out[n].lo[next] = box->lo[next] + cols * c / per;
+            out[n].hi[next] = box->lo[next] + cols * (c + 1) / per;
+        }
+    return n;
+}
+
 int mc_stripes_outer(const mc_plan_t *plan)
 {
     int ndim = plan->pieces->ndim;

@@ -139,6 +139,10 @@ int mc_box_split(const mc_box_t *box, int ndim, int k, mc_box_t *out);
 /* The same along the outermost dim that cuts k stripes within 1/8 of their mean size, else
  * the dim whose largest stripe is least (lib/plan/box_split_even.c). */
 int mc_box_split_even(const mc_box_t *box, int ndim, int k, mc_box_t *out);
+/* The same as mc_box_split, except that where k is at least twice that extent each of its
+ * rows is cut along the next dim of extent >= 2 into k / rows stripes (each still one run of
+ * memory per row: lib/plan/box_split_even.c). */
+int mc_box_split_deep(const mc_box_t *box, int ndim, int k, mc_box_t *out);
 /* Whether every flow of plan is its piece's box or a cut of it along the piece's outermost
  * dim of extent >= 2 only (mc_box_split's stripes). */
 int mc_stripes_outer(const mc_plan_t *plan);

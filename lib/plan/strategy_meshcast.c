@@ -98,6 +98,7 @@ enum {
     POLICY_SCATTER_STAR_NIC,  /* the same, each mate's copy over the NIC when that is sooner */
     POLICY_SCATTER_STAR_FINE, /* the two again with STAR_FINE stripes per entry */
     POLICY_SCATTER_STAR_NIC_FINE,
+    POLICY_DEEP, /* per needer, a thin piece's rows cut again (mc_box_split_deep) */
     /* tried last, against the others' refined plans */
     POLICY_HOST_SCATTER,        /* per needing host, each a star from the host it enters first */
     POLICY_HOST_SCATTER_MIX,    /* the same, each crossing from a holder or that host */
@@ -122,6 +123,7 @@ typedef struct {
     int star;         /* fan out inside a host as a star (1), or a star whose copies may come
                          over the NIC from another holder host (2: star_nic) */
     int per_entry;    /* stars: stripes per entry (1 or STAR_FINE) */
+    int deep;         /* stripes by mc_box_split_deep */
 } ctx_t;
 
 /* Sender for the next host crossing of a stripe: among the holder hosts (ready at 0) and
@@ -335,7 +337,9 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
             c->order[nneed++] = g;
     int k = stripe_count(p, c->hruns, nh, c->nruns, nn, per_needer, min_stripe, scatter,
                          c->star ? c->per_entry : 0, host_scatter);
-    k = (c->even ? mc_box_split_even : mc_box_split)(&p->box, ndim, k, c->stripes);
+    k = (c->even   ? mc_box_split_even
+         : c->deep ? mc_box_split_deep
+                   : mc_box_split)(&p->box, ndim, k, c->stripes);
     for (int st = 0; st < k && !s; st++) {
         double bytes = (double)(mc_box_volume(&c->stripes[st], ndim) * plan->pieces->elem_size);
         double hop = mc_topology_link(topo, MC_LINK_NIC).latency +
@@ -475,6 +479,7 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
     c.hruns = mc_calloc((size_t)most, sizeof *c.hruns);
     c.nruns = mc_calloc((size_t)most, sizeof *c.nruns);
     c.stripes = mc_calloc((size_t)(2 * STAR_FINE * most), sizeof *c.stripes);
+    c.deep = policy == POLICY_DEEP;
     c.entry = mc_calloc((size_t)nhost, sizeof *c.entry);
     c.ready = mc_calloc((size_t)nhost, sizeof *c.ready);
     c.served = mc_calloc((size_t)most, sizeof *c.served);
@@ -586,6 +591,33 @@ static int per_needer_differs(const mc_plan_t *plan)
     return 0;
 }
 
+/* Whether per-needer stripes would cut some piece into at least twice as many stripes as
+ * its outermost dim has rows (so mc_box_split caps them, and mc_box_split_deep cuts the
+ * rows again): 16 MiB as 4 rows of 4 MiB, 8 needers per host (g0244 of seed 24). */
+static int deep_differs(const mc_plan_t *plan)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    int64_t dph = mc_topology_devices_per_host(plan->topo);
+    for (int64_t i = 0; i < ps->npieces; i++) {
+        const mc_piece_t *p = &ps->pieces[i];
+        int64_t k = p->nneeders < dph ? p->nneeders : dph, want = p->bytes / MIN_STRIPE_BYTES;
+        k = p->nholders > k ? p->nholders : k;
+        k = k < want ? k : want;
+        int outer = -1, next = 0;
+        for (int d = 0; d < ps->ndim; d++)
+            if (p->box.hi[d] - p->box.lo[d] >= 2) {
+                if (outer >= 0) {
+                    next = 1;
+                    break;
+                }
+                outer = d;
+            }
+        if (p->nneeders > 0 && next && k >= 2 * (p->box.hi[outer] - p->box.lo[outer]))
+            return 1;
+    }
+    return 0;
+}
+
 /* Candidates are screened with at most this many chunks per flow (chunks grown): a
  * simulation costs time per chunk, and with 64 a pipeline's fill is small enough to rank
  * plans (with 16, chains of 1 GiB flows lost to plans 2% faster). */
@@ -611,7 +643,7 @@ static int per_needer_differs(const mc_plan_t *plan)
 
 /* Most candidates a plan judges (16 policies, then 15 again with SECOND_CAP), remembered to skip
  * repeats. */
-#define MAX_SEEN 32
+#define MAX_SEEN 48
 /* The chunk cap of the candidates' second round, which a plan gets when its estimate is more
  * than REFINE_ABOVE_BOUND times the bound and REFINE_ABOVE_FLOOR times its own floor (busiest
  * port, longest path): smaller chunks only cut the pipeline fill between the two, and each
@@ -1477,6 +1509,14 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         if (last_round(plan, &best))
             s = try_policy(plan, policy, LEAST_CAP, &best);
     if (!s && best.full < before_star && best.full > REFINE_ABOVE_FLOOR * floor)
+        s = try_matchings(plan, &best);
+    /* per-needer stripes with thin pieces' rows cut again, under the same conditions: where
+     * a piece has fewer rows than its host's needers, each row one stripe leaves some of
+     * them nothing to forward (g0244 of seed 24: 4 rows of 4 MiB for 8 needers per host) */
+    double before_deep = best.full;
+    if (!s && deep_differs(plan) && last_round(plan, &best))
+        s = try_policy(plan, POLICY_DEEP, LEAST_CAP, &best);
+    if (!s && best.full < before_deep && best.full > REFINE_ABOVE_FLOOR * floor)
         s = try_matchings(plan, &best);
     /* host scatter with chunks of at most LEAST_CAP, last, under the same conditions: its
      * variants are judged at the formula's chunks and SECOND_CAP, where a stripe under 512 KiB
