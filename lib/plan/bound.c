@@ -359,9 +359,13 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     mc_link_t nic = mc_topology_link(topo, MC_LINK_NIC);
     mc_link_t copy = mc_topology_link(topo, MC_LINK_COPY);
     double b_in = mc_topology_nic_in(topo), b_out = mc_topology_nic_out(topo);
-    /* what enters one host's NIC left the other hosts' NICs, and the reverse */
-    if (topo->hosts > 1) {
-        double in = b_in, others = (double)(topo->hosts - 1);
+    /* what enters one host's NIC left the other hosts' NICs, and the reverse; the hosts are
+     * those of the topology, which for a plan is the compact one of its meshes' devices
+     * (mc_topology_hosts: its used hosts), since a plan's edges join devices of its two meshes
+     * (validate.c): a host the meshes leave idle relays nothing, and one host alone has no NIC
+     * traffic at all */
+    {
+        double in = b_in, others = (double)(nhost - 1);
         b_in = b_in < others * b_out ? b_in : others * b_out;
         b_out = b_out < others * in ? b_out : others * in;
     }
@@ -480,8 +484,8 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         if (r_host[h] > 0 && (t = r_host[h] / b_in + nic.latency) > bound)
             bound = t;
     }
-    /* every host of the cluster may relay, also those the plan's meshes leave idle */
-    if (sum_r > 0 && (t = sum_r / (b_out * (double)topo->hosts) + nic.latency) > bound)
+    /* every host of the meshes may relay, also those that hold and need nothing */
+    if (sum_r > 0 && (t = sum_r / (b_out * (double)nhost) + nic.latency) > bound)
         bound = t;
     double closure = 0;
     if (m > 0 && (s = mc_bound_closure(m, gsize, goff, ghosts, nhost, bout, &closure)))
@@ -506,10 +510,9 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     /* reductions: every NIC crossing uses one host's NIC each way, every message a device
      * port or a NIC */
     double b_nic = b_in < b_out ? b_in : b_out;
-    if (red.nic_bytes > 0 &&
-        (t = red.nic_bytes / (b_nic * (double)topo->hosts) + nic.latency) > bound)
+    if (red.nic_bytes > 0 && (t = red.nic_bytes / (b_nic * (double)nhost) + nic.latency) > bound)
         bound = t;
-    double ports = intra.bandwidth * (double)ndev + b_out * (double)topo->hosts;
+    double ports = intra.bandwidth * (double)ndev + b_out * (double)nhost;
     if (red.msg_bytes > 0 && (t = red.msg_bytes / ports + min_latency) > bound)
         bound = t;
     /* host ports: a host's needing devices take bytes through their own ports or its NIC

@@ -145,7 +145,8 @@ mc_status_t mc_bound_device_cut(const mc_pieces_t *pieces, const mc_topology_t *
             /* no D beats all bytes over the NIC plus one port, or the lacking over the NIC */
             for (int64_t h = 0; h < nhost; h++) {
                 double most = all[h] / (b_in + b_intra);
-                most = most > lacking[h] / b_in ? most : lacking[h] / b_in;
+                if (lacking[h] > 0) /* none without a NIC (b_in 0: one host) */
+                    most = most > lacking[h] / b_in ? most : lacking[h] / b_in;
                 any |= open[h] = all[h] > 0 && most > floor;
             }
             /* entries only now, for the hosts that may: most reshards have none */

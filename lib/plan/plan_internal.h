@@ -121,6 +121,16 @@ mc_status_t mc_plan_order_bytes(mc_plan_t *plan);
  * NULL) gets the number of rounds of NIC flows. Allocates hosts^2 counters. */
 mc_status_t mc_plan_order_matchings(mc_plan_t *plan, int maximum, int64_t *rounds);
 
+/* The flow size of equal stripes (lib/plan/stripes_equal.c): the least size s such that the
+ * flows of at most s bytes carry at least share of the plan's bytes. */
+double mc_stripes_equal_size(const mc_plan_t *plan, double share);
+/* Into out (a plan with plan's pieces and topology and no flows), plan's flows each cut into
+ * round(bytes / size) stripes, at least 1 (mc_box_split_even), each along the flow's edges,
+ * ordered like the rounds of an all-to-all; *built is 0, and out left empty, where that
+ * changes no flow, makes more than max_edges edges, or plan is a reduction. */
+mc_status_t mc_plan_stripes_equal(const mc_plan_t *plan, double size, int64_t max_edges,
+                                  mc_plan_t *out, int *built);
+
 /* Box helpers. */
 int64_t mc_box_volume(const mc_box_t *box, int ndim);
 /* Cuts box into at most k stripes along its outermost dim of extent >= 2 (k capped by
