@@ -222,6 +222,17 @@ mc_status_t mc_plan_set_chunks(mc_plan_t *plan)
                   hi = cap >= lo ? cap : MC_PLAN_MAX_CHUNK_BYTES;
     double port[2] = {-1, -1}; /* busiest port bytes: intra, NIC (computed on demand) */
     double inv[3];             /* 1/B per link class, for flow_fill */
+    int64_t messages = 0;
+    for (int64_t i = 0; i < plan->nflows; i++)
+        messages += plan->flows[i].nedges;
+    /* more messages than MC_PLAN_MAX_CHUNKS: cap_chunks would make every flow one chunk
+     * whatever the formula chose, so the formula is not worked out */
+    if (messages > MC_PLAN_MAX_CHUNKS) {
+        for (int64_t i = 0; i < plan->nflows; i++)
+            plan->flows[i].chunk_bytes =
+                plan->flows[i].bytes > 0 ? plan->flows[i].bytes : plan->pieces->elem_size;
+        return MC_OK;
+    }
     for (int k = 0; k < 3; k++)
         inv[k] = 1.0 / mc_topology_link(plan->topo, (mc_link_class_t)k).bandwidth;
     size_t ndev = (size_t)mc_topology_devices(plan->topo);

@@ -27,6 +27,7 @@
  * NIC rate. */
 #include <math.h>
 #include <stdlib.h>
+#include "events.h"
 #include "heap.h"
 #include "plan_internal.h"
 #include "topology/topology_internal.h"
@@ -41,17 +42,28 @@
 enum { EV_ARRIVE, EV_FREE, EV_JOIN };
 #define EV_BITS 2
 
-typedef struct {          /* 96 bytes: indices below 2^31 (ports, hosts, combines) are int32_t */
-    int64_t bytes, chunk; /* its flow's bytes and chunk_bytes, here to spare a lookup */
-    double latency, inv_bw;
-    int64_t child0, nchild; /* children edges in sim.children */
-    int64_t next, ready;    /* chunks [next, ready) have arrived and wait to be sent */
-    int64_t arrived;        /* gather edge: chunks whose arrival at the combine was handled */
-    int32_t r_send, r_recv; /* resource indices */
-    int32_t host;           /* host whose shared bandwidth the chunk uses; -1 for none */
-    int32_t join;           /* gather edge: the combine its chunks arrive at; else -1 */
-    int32_t fed;            /* leaves a combine (its chunks come from the join) */
+/* An edge, 32 bytes (the simulator's largest array, read at random once per chunk: its size
+ * is the simulation's cache misses and fresh pages). Edges, flows, resources and chunks of a
+ * flow are below 2^31 (checked); what a reduction's edges need more is in sim_t's join and
+ * arrived, and the host of an intra-host edge is its sender's. */
+typedef struct {
+    int32_t flow;           /* in sim.flows: its bytes and chunk */
+    int32_t r_send, r_recv; /* resource indices: a device's out-port is the device */
+    int32_t child0, nchild; /* children edges in sim.children */
+    int32_t next, ready;    /* chunks [next, ready) have arrived and wait to be sent */
+    int32_t link;           /* in sim.links: its latency and seconds per byte */
 } sim_edge_t;
+
+typedef struct {
+    int64_t bytes, chunk; /* the flow's bytes and chunk_bytes */
+} sim_flow_t;
+
+/* The links an edge may take: intra-host, and a NIC one on the same rail or across them, at
+ * the NIC rate or slowed by the crossbar (LINK_NIC + 1 for across rails, + 2 slowed). */
+enum { LINK_INTRA, LINK_NIC, NLINKS = LINK_NIC + 4 };
+typedef struct {
+    double latency, inv_bw;
+} sim_link_t;
 
 /* A combine of a reduction flow (docs/planning.md#reductions): chunk k of its result is
  * there once chunk k of each of its need gather edges arrived; then it is ready on the
@@ -64,12 +76,21 @@ typedef struct {
 
 typedef struct {
     const mc_plan_t *plan;
+    int64_t ndev;
+    sim_flow_t *flows;
     sim_edge_t *edges;
-    int64_t *children;
+    int32_t *children;
+    sim_link_t links[NLINKS];
     int64_t njoins;
     sim_join_t *joins;
     int64_t *join_children, *join_counts;
-    mc_heap_t events;
+    /* per edge, only for plans with reductions (else NULL): the combine a gather edge's
+     * chunks arrive at (else -1), the chunks whose arrival there was handled (an edge's
+     * chunks arrive in order), and whether it leaves a combine (its chunks come from it) */
+    int32_t *join;
+    int64_t *arrived;
+    char *fed;
+    mc_events_t events;
     mc_queue_t *waiting; /* per resource: edges with ready chunks that need it as sender port */
     double *free_at;     /* per resource: time it becomes free */
     char *busy;          /* per sender resource */
@@ -78,7 +99,6 @@ typedef struct {
     double machine_free; /* end of the machine's booked time */
     double inv_machine;  /* seconds per byte of machine bandwidth; 0 when unlimited */
     double machine_msg;  /* machine seconds per intra-host chunk */
-    int64_t seq;
     double makespan;
     double *work; /* per resource: seconds of transfers it has yet to start */
     double limit; /* stop once the makespan is sure to exceed this */
@@ -90,25 +110,26 @@ static int64_t nchunks(const mc_flow_t *f)
     return (f->bytes + f->chunk_bytes - 1) / f->chunk_bytes;
 }
 
-static double chunk_bytes(const sim_edge_t *e, int64_t k)
+static double chunk_bytes(const sim_flow_t *f, int64_t k)
 {
-    int64_t rest = e->bytes - k * e->chunk;
-    return (double)(rest < e->chunk ? rest : e->chunk);
+    int64_t rest = f->bytes - k * f->chunk;
+    return (double)(rest < f->chunk ? rest : f->chunk);
 }
 
 static mc_status_t push_event(sim_t *s, double t, int type, int64_t id)
 {
-    return mc_heap_push(&s->events, (mc_heap_item_t){t, s->seq++, id << EV_BITS | type});
+    return mc_events_push(&s->events, t, id << EV_BITS | type);
 }
 
 /* Queues edge e's next chunk at its sender port, keyed by the chunk's offset, ties by the
- * edge; the item carries the receiver port, which the lookahead reads (the chunk is the
- * edge's next). */
+ * edge; the item carries the receiver port (low 32 bits), which the lookahead reads, and the
+ * edge's flow (high 32 bits), which try_start prefetches (the chunk is the edge's next). */
 static mc_status_t queue_edge(sim_t *s, int64_t e)
 {
     const sim_edge_t *se = &s->edges[e];
-    double offset = (double)se->next * (double)se->chunk;
-    return mc_queue_push(&s->waiting[se->r_send], (mc_heap_item_t){offset, e, se->r_recv});
+    double offset = (double)se->next * (double)s->flows[se->flow].chunk;
+    int64_t a = (int64_t)se->flow << 32 | se->r_recv;
+    return mc_queue_push(&s->waiting[se->r_send], (mc_heap_item_t){offset, e, a});
 }
 
 /* count more chunks of edge e arrived at its sender; the edge joins its port's queue if it
@@ -143,7 +164,7 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
         return MC_OK;
     double best_start = 0;
     for (int i = 0; i < w->nfront; i++) {
-        double start = s->free_at[w->front[i].a];
+        double start = s->free_at[(uint32_t)w->front[i].a];
         start = start > t ? start : t;
         if (best < 0 || start < best_start) {
             best_start = start;
@@ -153,25 +174,33 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
             break;
     }
     mc_heap_item_t chosen = mc_queue_remove(w, best);
+    if (w->nfront > 0) { /* the port's likely next chunk, read when it frees */
+        __builtin_prefetch(&s->edges[w->front[0].tie]);
+        __builtin_prefetch(&s->flows[w->front[0].a >> 32]);
+    }
     sim_edge_t *e = &s->edges[chosen.tie];
+    const sim_link_t *link = &s->links[e->link];
     int64_t k = e->next++;
     if (e->next < e->ready && (st = queue_edge(s, chosen.tie)))
         return st;
-    double bytes = chunk_bytes(e, k);
-    double busy_until = best_start + bytes * e->inv_bw;
-    if (e->host >= 0)
-        busy_until =
-            book(&s->machine_free, s->inv_machine, s->machine_msg, best_start, bytes,
-                 book(&s->host_free[e->host], s->inv_host, 0, best_start, bytes, busy_until));
-    double arrival = busy_until + e->latency;
+    double bytes = chunk_bytes(&s->flows[e->flow], k);
+    double busy_until = best_start + bytes * link->inv_bw;
+    /* an intra-host chunk (its sender port a device's) books its host's and the machine's
+     * shared bandwidth, where they are limited (book changes nothing where they are not) */
+    if (r < s->ndev && (s->inv_host > 0 || s->inv_machine > 0)) {
+        int64_t host = mc_host_of(s->plan->topo, r);
+        busy_until = book(&s->machine_free, s->inv_machine, s->machine_msg, best_start, bytes,
+                          book(&s->host_free[host], s->inv_host, 0, best_start, bytes, busy_until));
+    }
+    double arrival = busy_until + link->latency;
     s->free_at[e->r_recv] = busy_until;
     s->free_at[r] = busy_until;
     s->busy[r] = 1;
     if (arrival > s->makespan)
         s->makespan = arrival;
     /* both ports serve their other transfers one at a time after this one */
-    s->work[r] -= bytes * e->inv_bw;
-    s->work[e->r_recv] -= bytes * e->inv_bw;
+    s->work[r] -= bytes * link->inv_bw;
+    s->work[e->r_recv] -= bytes * link->inv_bw;
     double rest = s->work[r] > s->work[e->r_recv] ? s->work[r] : s->work[e->r_recv];
     if (busy_until + rest > s->limit || s->makespan > s->limit) {
         s->stopped = 1;
@@ -180,7 +209,7 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
     }
     if ((st = push_event(s, busy_until, EV_FREE, r)))
         return st;
-    if (e->join >= 0)
+    if (s->join && s->join[chosen.tie] >= 0)
         return push_event(s, arrival, EV_JOIN, chosen.tie);
     return e->nchild ? push_event(s, arrival, EV_ARRIVE, chosen.tie) : MC_OK;
 }
@@ -204,18 +233,20 @@ static void stop_check(sim_t *s, int64_t nres, double t)
     }
 }
 
-/* Fills edges[] (ports, link figures) and the children lists. */
+/* Fills flows[], edges[] (ports, links) and the children lists: an edge's parent is the last
+ * edge of its flow into its sender, found in the flow's own edges, and its children are
+ * listed among its flow's own slots of children[] (a flow has fewer children than edges). */
 static mc_status_t build_edges(sim_t *s)
 {
     const mc_plan_t *plan = s->plan;
     const mc_topology_t *topo = plan->topo;
     int64_t ndev = mc_topology_devices(topo), nhost = mc_topology_hosts(topo);
     int64_t *last_in = mc_calloc((size_t)ndev, sizeof *last_in);
-    int64_t *parent = mc_calloc((size_t)plan->nedges + 1, sizeof *parent);
-    int64_t *count = mc_calloc((size_t)plan->nedges + 1, sizeof *count);
+    int32_t *parent = NULL; /* per edge of the flow: its parent, or -1 */
+    int64_t parent_cap = 0;
     char *slow = NULL; /* crossbar transfers */
     mc_status_t st = MC_OK;
-    if (!last_in || !parent || !count) {
+    if (!last_in) {
         st = MC_ERR_NOMEM;
         goto out;
     }
@@ -227,57 +258,69 @@ static mc_status_t build_edges(sim_t *s)
     /* pooled: one port per host at the NICs' summed rate; with affinity one per NIC */
     int64_t nports = nhost * mc_topology_nic_ports(topo);
     double nic_bw = (nic_out < nic_in ? nic_out : nic_in) / (double)mc_topology_nic_ports(topo);
+    s->links[LINK_INTRA] = (sim_link_t){intra.latency, 1.0 / intra.bandwidth};
     for (int64_t fi = 0; fi < plan->nflows; fi++) {
         const mc_flow_t *f = &plan->flows[fi];
+        s->flows[fi] = (sim_flow_t){f->bytes, f->chunk_bytes};
+        if (f->nedges > parent_cap) {
+            free(parent);
+            parent_cap = f->nedges;
+            if (!(parent = malloc((size_t)parent_cap * sizeof *parent))) {
+                st = MC_ERR_NOMEM;
+                goto out;
+            }
+        }
+        int64_t red = f->ngather ? mc_flow_reducer(plan, f) : -1;
         for (int64_t j = 0; j < f->nedges; j++) {
             int64_t g = f->edge0 + j;
             const mc_edge_t *pe = &plan->edges[g];
             sim_edge_t *e = &s->edges[g];
-            e->bytes = f->bytes;
-            e->chunk = f->chunk_bytes;
-            e->nchild = e->next = e->ready = e->arrived = 0;
-            e->fed = 0;
+            const sim_link_t *link;
+            e->flow = (int32_t)fi;
+            e->nchild = e->next = e->ready = 0;
             /* last_in holds (edge + 1) of the device's incoming edge in this flow */
             int64_t in = last_in[pe->from];
-            parent[g] = in > f->edge0 ? in - 1 : -1;
-            e->join = -1;
-            if (j < f->ngather || (f->ngather && pe->from == mc_flow_reducer(plan, f)))
-                parent[g] = -1; /* a combine's input or output: joins (build_joins) */
-            if (parent[g] >= 0)
-                count[parent[g]]++;
+            parent[j] = in > f->edge0 ? (int32_t)(in - 1) : -1;
+            if (j < f->ngather || (f->ngather && pe->from == red))
+                parent[j] = -1; /* a combine's input or output: joins (build_joins) */
+            if (parent[j] >= 0)
+                s->edges[parent[j]].nchild++;
             last_in[pe->to] = g + 1;
             if (mc_edge_class(topo, pe->from, pe->to) == MC_LINK_NIC) {
+                double extra = mc_topology_nic_extra_latency(topo, pe->from, pe->to);
+                int slowed = slow && slow[g];
                 e->r_send = (int32_t)(2 * ndev + mc_topology_nic_port(topo, pe->from));
                 e->r_recv = (int32_t)(2 * ndev + nports + mc_topology_nic_port(topo, pe->to));
-                e->latency = nic.latency + mc_topology_nic_extra_latency(topo, pe->from, pe->to);
-                e->inv_bw = 1.0 / (slow && slow[g] ? topo->crossbar_eff * nic_bw : nic_bw);
-                e->host = -1;
+                e->link = LINK_NIC + (extra != 0) + 2 * slowed;
+                s->links[e->link] = (sim_link_t){
+                    nic.latency + extra, 1.0 / (slowed ? topo->crossbar_eff * nic_bw : nic_bw)};
             } else {
                 e->r_send = (int32_t)pe->from;
                 e->r_recv = (int32_t)(ndev + pe->to);
-                e->latency = intra.latency;
-                e->inv_bw = 1.0 / intra.bandwidth;
-                e->host = (int32_t)mc_host_of(topo, pe->from);
+                e->link = LINK_INTRA;
             }
-            s->work[e->r_send] += (double)f->bytes * e->inv_bw;
-            s->work[e->r_recv] += (double)f->bytes * e->inv_bw;
+            link = &s->links[e->link];
+            s->work[e->r_send] += (double)f->bytes * link->inv_bw;
+            s->work[e->r_recv] += (double)f->bytes * link->inv_bw;
         }
-    }
-    int64_t off = 0;
-    for (int64_t g = 0; g < plan->nedges; g++) {
-        s->edges[g].child0 = off;
-        off += count[g];
-    }
-    for (int64_t g = 0; g < plan->nedges; g++)
-        if (parent[g] >= 0) {
-            sim_edge_t *p = &s->edges[parent[g]];
-            s->children[p->child0 + p->nchild++] = g;
+        /* the children of each edge, in edge order, from the flow's first slot on */
+        int64_t off = f->edge0;
+        for (int64_t j = 0; j < f->nedges; j++) {
+            sim_edge_t *e = &s->edges[f->edge0 + j];
+            e->child0 = (int32_t)off;
+            off += e->nchild;
+            e->nchild = 0;
         }
+        for (int64_t j = 0; j < f->nedges; j++)
+            if (parent[j] >= 0) {
+                sim_edge_t *p = &s->edges[parent[j]];
+                s->children[p->child0 + p->nchild++] = (int32_t)(f->edge0 + j);
+            }
+    }
 out:
     free(slow);
     free(last_in);
     free(parent);
-    free(count);
     return st;
 }
 
@@ -289,13 +332,23 @@ static mc_status_t build_joins(sim_t *s)
 {
     const mc_plan_t *plan = s->plan;
     int64_t ndev = mc_topology_devices(plan->topo), nj = 0, nchild = 0, ncount = 0;
+    int64_t first = 0;
+    while (first < plan->nflows && !plan->flows[first].ngather)
+        first++;
+    if (first == plan->nflows)
+        return MC_OK;                                            /* no reduction: no combines */
     int64_t *join_of = mc_calloc((size_t)ndev, sizeof *join_of); /* join + 1, this flow */
     int64_t *stamp = mc_calloc((size_t)ndev, sizeof *stamp);
+    s->join = malloc(((size_t)plan->nedges + 1) * sizeof *s->join);
+    s->arrived = mc_calloc((size_t)plan->nedges + 1, sizeof *s->arrived);
+    s->fed = mc_calloc((size_t)plan->nedges + 1, 1);
     mc_status_t st = MC_OK;
-    if (!join_of || !stamp) {
+    if (!join_of || !stamp || !s->join || !s->arrived || !s->fed) {
         st = MC_ERR_NOMEM;
         goto out;
     }
+    for (int64_t g = 0; g < plan->nedges; g++)
+        s->join[g] = -1;
     for (int pass = 0; pass < 2; pass++) { /* count, then fill */
         nj = nchild = ncount = 0;
         for (int64_t fi = 0; fi < plan->nflows; fi++) {
@@ -313,7 +366,7 @@ static mc_status_t build_joins(sim_t *s)
                     ncount += nchunks(f);
                 }
                 if (pass) {
-                    s->edges[f->edge0 + j].join = (int32_t)(join_of[to] - 1);
+                    s->join[f->edge0 + j] = (int32_t)(join_of[to] - 1);
                     s->joins[join_of[to] - 1].need++;
                 }
             }
@@ -338,7 +391,7 @@ static mc_status_t build_joins(sim_t *s)
                     else
                         s->join_children[jn->child0 + jn->nchild++] = f->edge0 + j;
                     if (pass)
-                        s->edges[f->edge0 + j].fed = 1;
+                        s->fed[f->edge0 + j] = 1;
                 }
             }
         }
@@ -402,10 +455,14 @@ mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds)
     int64_t ndev = mc_topology_devices(topo),
             nports = mc_topology_hosts(topo) * mc_topology_nic_ports(topo);
     double *t = mc_calloc((size_t)(2 * ndev + 2 * nports), sizeof *t);
-    /* per edge: latencies and the slowest hop's seconds per byte from the flow's root
-     * (malloc: each edge's are written before a later edge reads them as its parent's) */
-    double *alpha = malloc(((size_t)plan->nedges + 1) * sizeof *alpha);
-    double *inv = malloc(((size_t)plan->nedges + 1) * sizeof *inv);
+    /* per edge of a flow: latencies and the slowest hop's seconds per byte from the flow's
+     * root (each edge's are written before a later edge of its flow reads them as its
+     * parent's: arrays for the longest flow, not for the plan's edges) */
+    int64_t most = 1;
+    for (int64_t fi = 0; fi < plan->nflows; fi++)
+        most = plan->flows[fi].nedges > most ? plan->flows[fi].nedges : most;
+    double *alpha = malloc((size_t)most * sizeof *alpha);
+    double *inv = malloc((size_t)most * sizeof *inv);
     int64_t *last_in = mc_calloc((size_t)ndev, sizeof *last_in);
     if (!t || !alpha || !inv || !last_in) {
         free(t);
@@ -433,14 +490,15 @@ mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds)
             double hop = cross ? inv_nic : inv_intra;
             *out += bytes * hop;
             *in += bytes * hop;
-            /* the parent edge, as the simulator finds it: the last one into the sender */
-            int64_t parent = last_in[e->from] > f->edge0 ? last_in[e->from] - 1 : -1;
+            /* the parent edge, as the simulator finds it: the last one into the sender (its
+             * place in the flow) */
+            int64_t parent = last_in[e->from] > f->edge0 ? last_in[e->from] - 1 - f->edge0 : -1;
             last_in[e->to] = g + 1;
-            alpha[g] = (parent >= 0 ? alpha[parent] : 0) +
+            alpha[j] = (parent >= 0 ? alpha[parent] : 0) +
                        (cross ? nic.latency + mc_topology_nic_extra_latency(topo, e->from, e->to)
                               : intra.latency);
-            inv[g] = parent >= 0 && inv[parent] > hop ? inv[parent] : hop;
-            double path = alpha[g] + bytes * inv[g];
+            inv[j] = parent >= 0 && inv[parent] > hop ? inv[parent] : hop;
+            double path = alpha[j] + bytes * inv[j];
             worst = *out > worst ? *out : worst;
             worst = *in > worst ? *in : worst;
             worst = path > worst ? path : worst;
@@ -468,14 +526,23 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
     int64_t ndev = mc_topology_devices(plan->topo), nhost = mc_topology_hosts(plan->topo);
     int64_t nres = 2 * ndev + 2 * nhost * mc_topology_nic_ports(plan->topo);
     /* the floor is compared with a margin for the rounding of the work sums */
-    sim_t s = {.plan = plan, .limit = (limit - plan->topo->reshard_s) * (1 + 1e-9)};
+    sim_t s = {.plan = plan, .ndev = ndev, .limit = (limit - plan->topo->reshard_s) * (1 + 1e-9)};
     mc_status_t st = MC_OK;
-    if (nres > INT32_MAX || plan->nedges > INT32_MAX) /* sim_edge_t's int32_t indices */
+    int64_t most_chunks = 0;
+    for (int64_t fi = 0; fi < plan->nflows; fi++)
+        most_chunks =
+            nchunks(&plan->flows[fi]) > most_chunks ? nchunks(&plan->flows[fi]) : most_chunks;
+    /* sim_edge_t's int32_t indices and chunk counts */
+    if (nres > INT32_MAX || plan->nedges > INT32_MAX || plan->nflows > INT32_MAX ||
+        most_chunks > INT32_MAX)
         return mc_error(MC_ERR_INVALID, "plan too large to simulate");
-    /* malloc: build_edges writes every field of each edge, and children up to their count
-     * (the largest arrays: glibc hands back the last simulation's memory, which calloc would
-     * clear first, 6% of some plans' instructions) */
-    s.edges = malloc(((size_t)plan->nedges + 1) * sizeof *s.edges);
+    /* malloc: build_edges writes every field of each flow and edge, and children up to their
+     * count (the largest arrays: glibc hands back the last simulation's memory, which calloc
+     * would clear first, 6% of some plans' instructions); edges aligned to cache lines, two
+     * to a line */
+    size_t edge_bytes = ((size_t)plan->nedges + 1) * sizeof *s.edges;
+    s.flows = malloc(((size_t)plan->nflows + 1) * sizeof *s.flows);
+    s.edges = aligned_alloc(64, (edge_bytes + 63) / 64 * 64);
     s.children = malloc(((size_t)plan->nedges + 1) * sizeof *s.children);
     s.waiting = mc_calloc((size_t)nres, sizeof *s.waiting);
     s.free_at = mc_calloc((size_t)nres, sizeof *s.free_at);
@@ -486,7 +553,8 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
     s.inv_host = host_bw > 0 ? 1.0 / host_bw : 0;
     s.inv_machine = plan->topo->machine_bw > 0 ? 1.0 / plan->topo->machine_bw : 0;
     s.machine_msg = plan->topo->machine_msg_s;
-    if (!s.edges || !s.children || !s.waiting || !s.free_at || !s.busy || !s.host_free || !s.work) {
+    if (!s.flows || !s.edges || !s.children || !s.waiting || !s.free_at || !s.busy ||
+        !s.host_free || !s.work) {
         st = mc_error(MC_ERR_NOMEM, "out of memory simulating the plan");
         goto out;
     }
@@ -497,7 +565,7 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
         for (int64_t j = 0; j < f->nedges; j++) {
             int64_t g = f->edge0 + j;
             /* reduction flows start at the holders of the addends that combine nothing */
-            int root = f->ngather ? j < f->ngather && !s.edges[g].fed
+            int root = f->ngather ? j < f->ngather && !s.fed[g]
                                   : mc_flow_rooted_at(plan, f, plan->edges[g].from);
             if (root && (st = make_ready(&s, g, nchunks(f))))
                 goto out;
@@ -507,23 +575,26 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
         if ((st = try_start(&s, r, 0.0)))
             goto out;
     for (int64_t count = 1; s.events.n > 0 && !s.stopped; count++) {
-        mc_heap_item_t ev = mc_heap_pop(&s.events);
+        mc_event_t ev;
+        if ((st = mc_events_pop(&s.events, &ev)))
+            goto out;
         if (count % CHECK_EVERY == 0 && s.limit < INFINITY)
-            stop_check(&s, nres, ev.key);
+            stop_check(&s, nres, ev.t);
         int64_t id = ev.a >> EV_BITS;
         int type = (int)(ev.a & ((1 << EV_BITS) - 1));
         if (type == EV_FREE) {
             s.busy[id] = 0;
-            st = try_start(&s, id, ev.key);
+            st = try_start(&s, id, ev.t);
         } else if (type == EV_JOIN) {
-            sim_edge_t *ge = &s.edges[id];
-            st = join_arrived(&s, ge->join, ge->arrived++, ev.key);
+            st = join_arrived(&s, s.join[id], s.arrived[id]++, ev.t);
         } else {
             const sim_edge_t *pe = &s.edges[id];
+            for (int64_t c = 0; c < pe->nchild; c++) /* their misses at once, not in turn */
+                __builtin_prefetch(&s.edges[s.children[pe->child0 + c]]);
             for (int64_t c = 0; c < pe->nchild && !st && !s.stopped; c++) {
                 int64_t child = s.children[pe->child0 + c];
                 if (!(st = make_ready(&s, child, 1)))
-                    st = try_start(&s, s.edges[child].r_send, ev.key);
+                    st = try_start(&s, s.edges[child].r_send, ev.t);
             }
         }
         if (st)
@@ -538,7 +609,8 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
 out:
     for (int64_t r = 0; s.waiting && r < nres; r++)
         mc_queue_free(&s.waiting[r]);
-    mc_heap_free(&s.events);
+    mc_events_free(&s.events);
+    free(s.flows);
     free(s.edges);
     free(s.children);
     free(s.waiting);
@@ -549,5 +621,8 @@ out:
     free(s.joins);
     free(s.join_children);
     free(s.join_counts);
+    free(s.join);
+    free(s.arrived);
+    free(s.fed);
     return st;
 }

@@ -66,72 +66,87 @@ static int64_t pick_sender(const mc_plan_t *plan, const mc_piece_t *p, const mc_
  * order (host bytes sent, then device bytes sent, then list order) is found again only when
  * a round changed the send loads on one of its holders' hosts; a trial takes it if its host
  * is free, else the first on a free host (a scan in the same order, unless the piece's
- * holders share one host: then none is free). */
+ * holders share one host: then none is free). What a trial reads of a piece is in one
+ * 64-byte entry, with the one host of pieces whose holders (or needers) share one: trials
+ * draw the pieces at random, so each array read would be a miss. */
 typedef struct {
-    int64_t *off;     /* per piece: its holders' entries start at host[off] */
-    int64_t *first;   /* per piece: the index of its first holder this round */
-    int64_t *host;    /* holder hosts, in holder order */
-    int64_t *noff;    /* per piece: its needers' hosts start at nhost[noff] */
-    int64_t *nhost;   /* needer hosts, in needer order */
-    int64_t *stamp;   /* per piece: the round its first holder is from, -1 for none */
+    const int64_t *holders; /* the piece's */
+    int64_t bytes;
+    int32_t host, nhost; /* where its holders' and needers' hosts start in ranks_t's arrays */
+    int32_t host0;       /* its first holder's host (every holder's, if one) */
+    int32_t nhost0;      /* its first needer's host (every needer's, if nhost_one) */
+    int32_t pos;         /* its place in todo */
+    /* the piece whose stamp and first it shares, itself unless its holders share one host
+     * and are an earlier piece's exactly (a mesh axis replicating the source: every piece of
+     * a host has the same holders, so one of them finds their first for all) */
+    int32_t group;
+    int32_t stamp; /* as a group: the round its first holder is from, -1 for none */
+    int32_t first; /* as a group: the index of its first holder this round */
+    int32_t nholders, nneeders;
+    char one;       /* its holders share one host */
+    char nhost_one; /* its needers share one host */
+    char single;    /* one holder's host holds every needer (one_host) */
+} lb_piece_t;
+
+typedef struct {
+    lb_piece_t *pc;   /* per piece */
+    int64_t *host;    /* holder hosts, in holder order, piece after piece */
+    int64_t *nhost;   /* needer hosts, in needer order, piece after piece */
     int64_t *changed; /* per host: the last round that added to its devices' sends, or -1 */
-    char *one;        /* per piece: its holders share one host */
-    /* per piece: the piece whose stamp and first it shares, itself unless its holders share
-     * one host and are an earlier piece's exactly (a mesh axis replicating the source: every
-     * piece of a host has the same holders, so one of them finds their first for all) */
-    int64_t *group;
-    int64_t round;
+    int32_t round;
 } ranks_t;
 
 /* Whether a round since stamp changed the send loads on a host of the piece's holders. */
-static int stale(const ranks_t *r, const int64_t *host, int n, int one, int64_t stamp)
+static int stale(const ranks_t *r, const lb_piece_t *q, int32_t stamp)
 {
     if (stamp < 0)
         return 1;
-    for (int j = 0; j < (one ? 1 : n); j++)
-        if (r->changed[host[j]] >= stamp)
+    if (q->one)
+        return r->changed[q->host0] >= stamp;
+    for (int j = 0; j < q->nholders; j++)
+        if (r->changed[r->host[q->host + j]] >= stamp)
             return 1;
     return 0;
 }
 
-static int rank_before(const mc_loads_t *loads, const mc_piece_t *p, const int64_t *host, int64_t a,
+static int rank_before(const mc_loads_t *loads, const int64_t *host, const lb_piece_t *q, int64_t a,
                        int64_t b)
 {
     double ha = loads->host_send[host[a]], hb = loads->host_send[host[b]];
-    return ha < hb || (ha == hb && loads->dev_send[p->holders[a]] < loads->dev_send[p->holders[b]]);
+    return ha < hb || (ha == hb && loads->dev_send[q->holders[a]] < loads->dev_send[q->holders[b]]);
 }
 
-static int64_t ranked_sender(const mc_plan_t *plan, int64_t piece, const mc_loads_t *loads,
-                             const char *busy, ranks_t *r)
+static int64_t ranked_sender(int64_t piece, const mc_loads_t *loads, const char *busy, ranks_t *r)
 {
-    const mc_piece_t *p = &plan->pieces->pieces[piece];
-    const int64_t *host = r->host + r->off[piece];
-    int64_t best = -1, g = r->group[piece];
-    if (stale(r, host, p->nholders, r->one[piece], r->stamp[g])) {
-        r->stamp[g] = r->round;
-        int64_t first = 0;
-        if (r->one[piece]) { /* one host's bytes sent: the devices' decide */
-            double least = loads->dev_send[p->holders[0]];
-            for (int j = 1; j < p->nholders; j++)
-                if (loads->dev_send[p->holders[j]] < least) {
-                    least = loads->dev_send[p->holders[j]];
+    const lb_piece_t *q = &r->pc[piece];
+    lb_piece_t *g = &r->pc[q->group];
+    const int64_t *host = r->host + q->host;
+    int64_t best = -1;
+    if (stale(r, q, g->stamp)) {
+        g->stamp = r->round;
+        int first = 0;
+        if (q->one) { /* one host's bytes sent: the devices' decide */
+            double least = loads->dev_send[q->holders[0]];
+            for (int j = 1; j < q->nholders; j++)
+                if (loads->dev_send[q->holders[j]] < least) {
+                    least = loads->dev_send[q->holders[j]];
                     first = j;
                 }
         } else {
-            for (int j = 1; j < p->nholders; j++)
-                if (rank_before(loads, p, host, j, first))
+            for (int j = 1; j < q->nholders; j++)
+                if (rank_before(loads, host, q, j, first))
                     first = j;
         }
-        r->first[g] = first;
+        g->first = first;
     }
-    if (!busy[host[r->first[g]]])
-        return p->holders[r->first[g]];
-    if (r->one[piece])
-        return -1;
-    for (int j = 0; j < p->nholders; j++)
-        if (!busy[host[j]] && (best < 0 || rank_before(loads, p, host, j, best)))
+    if (q->one)
+        return busy[q->host0] ? -1 : q->holders[g->first];
+    if (!busy[host[g->first]])
+        return q->holders[g->first];
+    for (int j = 0; j < q->nholders; j++)
+        if (!busy[host[j]] && (best < 0 || rank_before(loads, host, q, j, best)))
             best = j;
-    return best < 0 ? -1 : p->holders[best];
+    return best < 0 ? -1 : q->holders[best];
 }
 
 /* Free hosts in a trial, by role: holding some piece, needing some piece, either. */
@@ -195,64 +210,71 @@ static int one_host(const mc_plan_t *plan, const mc_piece_t *p)
 
 /* Each trial draws the remaining pieces in random order (a Fisher–Yates shuffle of todo in
  * place, drawn only as far as the trial looks) and stops once no host is free for another
- * broadcast, so a trial costs the pieces it looks at, not all remaining ones; pos[] lets a
- * round's pieces leave todo in O(1) each. */
+ * broadcast, so a trial costs the pieces it looks at, not all remaining ones; each piece's
+ * place in todo lets a round's pieces leave it in O(1) each. */
 static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, int64_t n)
 {
     int64_t nhost = mc_topology_hosts(plan->topo), npieces = plan->pieces->npieces, nsingle = 0;
     uint64_t rng = plan->params.seed;
     mc_status_t s = MC_OK;
-    char *busy = mc_calloc((size_t)nhost, 1), *single = mc_calloc((size_t)npieces + 1, 1);
-    char *role = mc_calloc((size_t)nhost, 1);
+    char *busy = mc_calloc((size_t)nhost, 1), *role = mc_calloc((size_t)nhost, 1);
     int64_t *trial = mc_calloc((size_t)n + 1, sizeof *trial);
     int64_t *round = mc_calloc((size_t)n + 1, sizeof *round);
-    int64_t *pos = mc_calloc((size_t)npieces + 1, sizeof *pos);
-    ranks_t rk = {.off = mc_calloc((size_t)npieces + 1, sizeof *rk.off),
-                  .noff = mc_calloc((size_t)npieces + 1, sizeof *rk.noff),
-                  .stamp = mc_calloc((size_t)npieces + 1, sizeof *rk.stamp)};
     int64_t nranked = 0, nneeded = 0;
-    for (int64_t k = 0; rk.off && rk.noff && rk.stamp && k < n; k++) {
-        rk.off[todo[k]] = nranked;
-        rk.noff[todo[k]] = nneeded;
-        rk.stamp[todo[k]] = -1;
+    for (int64_t k = 0; k < n; k++) {
         nranked += plan->pieces->pieces[todo[k]].nholders;
         nneeded += plan->pieces->pieces[todo[k]].nneeders;
     }
-    rk.first = mc_calloc((size_t)npieces + 1, sizeof *rk.first);
-    rk.changed = mc_calloc((size_t)nhost + 1, sizeof *rk.changed);
-    rk.one = mc_calloc((size_t)npieces + 1, 1);
-    rk.group = mc_calloc((size_t)npieces + 1, sizeof *rk.group);
+    ranks_t rk = {.pc = aligned_alloc(64, (((size_t)npieces + 1) * sizeof *rk.pc + 63) / 64 * 64),
+                  .host = mc_calloc((size_t)nranked + 1, sizeof *rk.host),
+                  .nhost = mc_calloc((size_t)nneeded + 1, sizeof *rk.nhost),
+                  .changed = mc_calloc((size_t)nhost + 1, sizeof *rk.changed)};
     int64_t *rep = mc_calloc((size_t)nhost + 1, sizeof *rep); /* per host: its last group */
-    rk.host = mc_calloc((size_t)nranked + 1, sizeof *rk.host);
-    rk.nhost = mc_calloc((size_t)nneeded + 1, sizeof *rk.nhost);
-    if (!busy || !single || !role || !trial || !round || !pos || !rk.off || !rk.noff || !rk.stamp ||
-        !rk.first || !rk.host || !rk.nhost || !rk.changed || !rk.one || !rk.group || !rep) {
+    if (!busy || !role || !trial || !round || !rk.pc || !rk.host || !rk.nhost || !rk.changed ||
+        !rep) {
         s = MC_ERR_NOMEM;
         goto out;
     }
     for (int64_t h = 0; h < nhost; h++)
         rep[h] = -1;
+    nranked = nneeded = 0;
     for (int64_t k = 0; k < n; k++) {
-        pos[todo[k]] = k;
         const mc_piece_t *p = &plan->pieces->pieces[todo[k]];
-        nsingle += single[todo[k]] = (char)one_host(plan, p);
-        int64_t *hh = rk.host + rk.off[todo[k]], *nh = rk.nhost + rk.noff[todo[k]];
-        rk.one[todo[k]] = 1;
+        lb_piece_t *q = &rk.pc[todo[k]];
+        int64_t *hh = rk.host + nranked, *nh = rk.nhost + nneeded;
+        *q = (lb_piece_t){.holders = p->holders,
+                          .bytes = p->bytes,
+                          .host = (int32_t)nranked,
+                          .nhost = (int32_t)nneeded,
+                          .pos = (int32_t)k,
+                          .stamp = -1,
+                          .nholders = p->nholders,
+                          .nneeders = p->nneeders,
+                          .one = 1,
+                          .nhost_one = 1,
+                          .single = (char)one_host(plan, p)};
+        nranked += p->nholders;
+        nneeded += p->nneeders;
+        nsingle += q->single;
         for (int j = 0; j < p->nholders; j++) {
             role[hh[j] = mc_host_of(plan->topo, p->holders[j])] |= ROLE_HOLDER;
-            rk.one[todo[k]] &= (char)(hh[j] == hh[0]);
+            q->one &= (char)(hh[j] == hh[0]);
         }
-        for (int j = 0; j < p->nneeders; j++)
+        for (int j = 0; j < p->nneeders; j++) {
             role[nh[j] = mc_host_of(plan->topo, p->needers[j])] |= ROLE_NEEDER;
-        int64_t g = rk.one[todo[k]] ? rep[hh[0]] : -1;
-        const mc_piece_t *q = g >= 0 ? &plan->pieces->pieces[g] : NULL;
-        if (!q || q->nholders != p->nholders ||
-            memcmp(q->holders, p->holders, (size_t)p->nholders * sizeof *p->holders)) {
+            q->nhost_one &= (char)(nh[j] == nh[0]);
+        }
+        q->host0 = (int32_t)hh[0];
+        q->nhost0 = (int32_t)nh[0];
+        int64_t g = q->one ? rep[hh[0]] : -1;
+        const mc_piece_t *o = g >= 0 ? &plan->pieces->pieces[g] : NULL;
+        if (!o || o->nholders != p->nholders ||
+            memcmp(o->holders, p->holders, (size_t)p->nholders * sizeof *p->holders)) {
             g = todo[k];
-            if (rk.one[todo[k]])
+            if (q->one)
                 rep[hh[0]] = g;
         }
-        rk.group[todo[k]] = g;
+        q->group = (int32_t)g;
     }
     free_hosts_t all = {0, 0, 0};
     for (int64_t h = 0; h < nhost; h++) {
@@ -277,20 +299,21 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
                 int64_t j = k + (int64_t)(next_random(&rng) % (uint64_t)(n - k)), x = todo[k];
                 todo[k] = todo[j];
                 todo[j] = x;
-                pos[todo[k]] = k;
-                pos[todo[j]] = j;
-                const mc_piece_t *p = &plan->pieces->pieces[todo[k]];
-                int64_t snd = ranked_sender(plan, todo[k], loads, busy, &rk), sh;
-                const int64_t *nh = rk.nhost + rk.noff[todo[k]];
-                if (snd < 0 ||
-                    hosts_busy(nh, p->nneeders, sh = mc_host_of(plan->topo, snd), busy)) {
+                rk.pc[todo[k]].pos = k;
+                rk.pc[todo[j]].pos = j;
+                const lb_piece_t *q = &rk.pc[todo[k]];
+                int64_t snd = ranked_sender(todo[k], loads, busy, &rk), sh;
+                /* needers sharing one host: that host alone (taking it again changes nothing) */
+                const int64_t nh0 = q->nhost0, *nh = q->nhost_one ? &nh0 : rk.nhost + q->nhost;
+                int nn = q->nhost_one ? 1 : q->nneeders;
+                if (snd < 0 || hosts_busy(nh, nn, sh = mc_host_of(plan->topo, snd), busy)) {
                     misses++;
                     continue;
                 }
                 misses = 0;
-                hosts_take(nh, p->nneeders, sh, busy, role, &fr);
+                hosts_take(nh, nn, sh, busy, role, &fr);
                 trial[count++] = todo[k];
-                bytes += (double)p->bytes;
+                bytes += (double)q->bytes;
             }
             if (bytes > best_bytes) {
                 best_bytes = bytes;
@@ -303,42 +326,35 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
         memset(busy, 0, (size_t)nhost);
         for (int64_t k = 0; k < best_count && !s; k++) {
             const mc_piece_t *p = &plan->pieces->pieces[round[k]];
+            const lb_piece_t *q = &rk.pc[round[k]];
             int64_t snd = pick_sender(plan, p, loads, busy);
             if (snd < 0)
                 snd = pick_sender(plan, p, loads, NULL);
-            hosts_take(rk.nhost + rk.noff[round[k]], p->nneeders, mc_host_of(plan->topo, snd), busy,
-                       role, NULL);
+            const int64_t *nh = rk.nhost + q->nhost;
+            hosts_take(nh, p->nneeders, mc_host_of(plan->topo, snd), busy, role, NULL);
             s = add_chain(plan, round[k], snd, loads);
             /* the chain's sender and needers (which forward) sent more */
-            const int64_t *nh = rk.nhost + rk.noff[round[k]];
             rk.changed[mc_host_of(plan->topo, snd)] = rk.round;
             for (int j = 0; j < p->nneeders; j++)
                 rk.changed[nh[j]] = rk.round;
             /* the piece leaves todo: the last one takes its place */
-            int64_t at = pos[round[k]];
+            int64_t at = q->pos;
             todo[at] = todo[--n];
-            pos[todo[at]] = at;
-            nsingle -= single[round[k]];
+            rk.pc[todo[at]].pos = at;
+            nsingle -= q->single;
         }
         rk.round++; /* the loads changed */
     }
 out:
     free(busy);
-    free(single);
     free(role);
     free(trial);
     free(round);
-    free(pos);
-    free(rk.off);
-    free(rk.noff);
-    free(rk.first);
+    free(rk.pc);
     free(rk.changed);
-    free(rk.one);
-    free(rk.group);
     free(rep);
     free(rk.host);
     free(rk.nhost);
-    free(rk.stamp);
     return s;
 }
 

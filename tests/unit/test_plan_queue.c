@@ -5,6 +5,10 @@
  *   order, sorted, so the simulator's lookahead visits what it visited when it walked a
  *   heap: after every push and every removal of a front item, the front equals the sorted
  *   prefix of a plain array of the same items.
+ * - mc_events_t (lib/plan/events.c, the event queue's radix heap) pops its events in (time,
+ *   push order), as mc_heap_t does with push sequence numbers as ties, when no event is pushed
+ *   earlier than the last one popped (the simulator's rule), times of either zero, subnormal,
+ *   far apart or infinite among them.
  * Keys repeat often (as the simulator's offsets do) so that ties decide; on some seeds they
  * mostly come in order, as the simulator's first chunks do (the queue's sorted run). */
 #include <math.h>
@@ -15,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <cmocka.h>
+#include "plan/events.h"
 #include "plan/heap.h"
 
 static uint64_t next(uint64_t *s)
@@ -118,12 +123,59 @@ static void test_queue_front_is_sorted_prefix(void **state)
     }
 }
 
+/* A time at or after now: often now itself (events at once, so push order decides), often a
+ * repeat of a few steps ahead, sometimes far ahead, subnormal or infinite. */
+static double later(uint64_t *rng, double now)
+{
+    static const double steps[] = {0.0, 0.0, 1e-9, 2.5e-9, 1e-6, 3e-6, 1e-3, 5e-324};
+    uint64_t r = next(rng) % 64;
+    if (r == 0)
+        return INFINITY;
+    if (r == 1)
+        return now + 1e3;
+    return now + steps[r % 8] * (double)(1 + next(rng) % 3);
+}
+
+static void test_events_pop_like_heap(void **state)
+{
+    (void)state;
+    for (uint64_t seed = 1; seed <= 60; seed++) {
+        uint64_t rng = seed * 7919;
+        mc_events_t q = {0};
+        mc_heap_t h = {0}; /* the oracle: (time, push sequence) */
+        double now = seed % 2 ? 0.0 : 1.5e-5;
+        int64_t seq = 0;
+        for (int op = 0; op < 4000; op++) {
+            if (h.n == 0 || (h.n < 500 && next(&rng) % 2 == 0)) {
+                double t =
+                    h.n == 0 && op % 7 == 0 ? -0.0 * (double)(now == 0) + now : later(&rng, now);
+                if (isinf(now))
+                    t = now;
+                assert_int_equal(mc_events_push(&q, t, seq), MC_OK);
+                assert_int_equal(mc_heap_push(&h, (mc_heap_item_t){t, seq, seq}), MC_OK);
+                seq++;
+            } else {
+                mc_event_t ev;
+                mc_heap_item_t want = mc_heap_pop(&h);
+                assert_int_equal(mc_events_pop(&q, &ev), MC_OK);
+                assert_int_equal(ev.a, want.a);
+                assert_true(ev.t == want.key);
+                now = ev.t;
+            }
+            assert_int_equal(q.n, h.n);
+        }
+        mc_events_free(&q);
+        mc_heap_free(&h);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_heap_pops_in_order),
         cmocka_unit_test(test_heap_key_order),
         cmocka_unit_test(test_queue_front_is_sorted_prefix),
+        cmocka_unit_test(test_events_pop_like_heap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
