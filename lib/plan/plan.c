@@ -78,6 +78,25 @@ int mc_box_split(const mc_box_t *box, int ndim, int k, mc_box_t *out)
     return k;
 }
 
+mc_status_t mc_plan_reserve(mc_plan_t *plan, int64_t flows, int64_t edges)
+{
+    if (flows > plan->flows_cap) {
+        mc_flow_t *f = realloc(plan->flows, (size_t)flows * sizeof *f);
+        if (!f)
+            return mc_error(MC_ERR_NOMEM, "out of memory growing the plan's flows");
+        plan->flows = f;
+        plan->flows_cap = flows;
+    }
+    if (edges > plan->edges_cap) {
+        mc_edge_t *e = realloc(plan->edges, (size_t)edges * sizeof *e);
+        if (!e)
+            return mc_error(MC_ERR_NOMEM, "out of memory growing the plan's edges");
+        plan->edges = e;
+        plan->edges_cap = edges;
+    }
+    return MC_OK;
+}
+
 mc_status_t mc_plan_add_flow(mc_plan_t *plan, int64_t piece, const mc_box_t *box)
 {
     mc_status_t s = mc_grow((void **)&plan->flows, &plan->flows_cap, plan->nflows,

@@ -56,6 +56,9 @@ struct mc_plan {
 };
 
 /* Building flows. mc_plan_add_flow opens a flow; mc_plan_add_edge appends to the last. */
+/* Grows the plan's flow and edge arrays to hold at least flows and edges (a build that knows
+ * its size up front, so they are not grown and copied piece by piece). */
+mc_status_t mc_plan_reserve(mc_plan_t *plan, int64_t flows, int64_t edges);
 mc_status_t mc_plan_add_flow(mc_plan_t *plan, int64_t piece, const mc_box_t *box);
 mc_status_t mc_plan_add_edge(mc_plan_t *plan, int64_t from, int64_t to);
 /* Appends a gather edge (an addend to the reducer) to the last flow, before its other edges. */

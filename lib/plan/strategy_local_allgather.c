@@ -66,21 +66,7 @@ static mc_status_t reserve(mc_plan_t *plan)
         flows += n > 0 ? 1 + n : 0;
         edges += n * (dph > 0 && dph < n ? dph : n);
     }
-    if (flows > plan->flows_cap) {
-        mc_flow_t *f = realloc(plan->flows, (size_t)flows * sizeof *f);
-        if (!f)
-            return mc_error(MC_ERR_NOMEM, "out of memory growing the plan's flows");
-        plan->flows = f;
-        plan->flows_cap = flows;
-    }
-    if (edges > plan->edges_cap) {
-        mc_edge_t *e = realloc(plan->edges, (size_t)edges * sizeof *e);
-        if (!e)
-            return mc_error(MC_ERR_NOMEM, "out of memory growing the plan's edges");
-        plan->edges = e;
-        plan->edges_cap = edges;
-    }
-    return MC_OK;
+    return mc_plan_reserve(plan, flows, edges);
 }
 
 mc_status_t mc_strategy_local_allgather(mc_plan_t *plan)
