@@ -62,16 +62,23 @@ int mc_box_split_even(const mc_box_t *box, int ndim, int k, mc_box_t *out)
     return k;
 }
 
+int mc_box_deep_dim(const mc_box_t *box, int ndim, int k)
+{
+    int outer = outer_dim(box, ndim);
+    for (int d = outer + 1; outer >= 0 && d < ndim; d++)
+        if (box->hi[d] - box->lo[d] >= 2)
+            return k >= 2 * (box->hi[outer] - box->lo[outer]) ? d : -1;
+    return -1;
+}
+
 int mc_box_split_deep(const mc_box_t *box, int ndim, int k, mc_box_t *out)
 {
-    int outer = outer_dim(box, ndim), next = -1;
-    for (int d = outer + 1; outer >= 0 && d < ndim && next < 0; d++)
-        if (box->hi[d] - box->lo[d] >= 2)
-            next = d;
-    int64_t rows = outer < 0 ? 1 : box->hi[outer] - box->lo[outer];
-    if (next < 0 || k < 2 * rows)
+    int next = mc_box_deep_dim(box, ndim, k);
+    if (next < 0)
         return mc_box_split(box, ndim, k, out);
-    int64_t cols = box->hi[next] - box->lo[next], per = k / rows;
+    int outer = outer_dim(box, ndim);
+    int64_t rows = box->hi[outer] - box->lo[outer], cols = box->hi[next] - box->lo[next],
+            per = k / rows;
     if (per > cols)
         per = cols;
     int n = 0;

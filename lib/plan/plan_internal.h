@@ -146,6 +146,9 @@ int mc_box_split_even(const mc_box_t *box, int ndim, int k, mc_box_t *out);
  * rows is cut along the next dim of extent >= 2 into k / rows stripes (each still one run of
  * memory per row: lib/plan/box_split_even.c). */
 int mc_box_split_deep(const mc_box_t *box, int ndim, int k, mc_box_t *out);
+/* The dim along which mc_box_split_deep cuts box's rows again for k stripes, -1 where it
+ * cuts as mc_box_split does. */
+int mc_box_deep_dim(const mc_box_t *box, int ndim, int k);
 /* Whether every flow of plan is its piece's box or a cut of it along the piece's outermost
  * dim of extent >= 2 only (mc_box_split's stripes). */
 int mc_stripes_outer(const mc_plan_t *plan);

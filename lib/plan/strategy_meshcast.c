@@ -456,7 +456,8 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
                                                                                               : 0,
         .per_entry = policy == POLICY_SCATTER_STAR_FINE || policy == POLICY_SCATTER_STAR_NIC_FINE
                          ? STAR_FINE
-                         : 1};
+                         : 1,
+        .deep = policy == POLICY_DEEP};
     int64_t most = mc_pieces_most_devices(ps), nhost = mc_topology_hosts(plan->topo),
             *by_size = NULL;
     mc_status_t s = mc_loads_create(plan->topo, &c.loads);
@@ -464,8 +465,9 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
         return s;
     c.hruns = mc_calloc((size_t)most, sizeof *c.hruns);
     c.nruns = mc_calloc((size_t)most, sizeof *c.nruns);
-    c.stripes = mc_calloc((size_t)(2 * STAR_FINE * most), sizeof *c.stripes);
-    c.deep = policy == POLICY_DEEP;
+    /* stars round a piece's stripes up to a multiple of its entries, times per_entry
+     * (stripe_count): below 2 * per_entry * most */
+    c.stripes = mc_calloc((size_t)((c.star ? 2 * c.per_entry : 1) * most), sizeof *c.stripes);
     c.entry = mc_calloc((size_t)nhost, sizeof *c.entry);
     c.ready = mc_calloc((size_t)nhost, sizeof *c.ready);
     c.served = mc_calloc((size_t)most, sizeof *c.served);
@@ -589,16 +591,7 @@ static int deep_differs(const mc_plan_t *plan)
         int64_t k = p->nneeders < dph ? p->nneeders : dph, want = p->bytes / MIN_STRIPE_BYTES;
         k = p->nholders > k ? p->nholders : k;
         k = k < want ? k : want;
-        int outer = -1, next = 0;
-        for (int d = 0; d < ps->ndim; d++)
-            if (p->box.hi[d] - p->box.lo[d] >= 2) {
-                if (outer >= 0) {
-                    next = 1;
-                    break;
-                }
-                outer = d;
-            }
-        if (p->nneeders > 0 && next && k >= 2 * (p->box.hi[outer] - p->box.lo[outer]))
+        if (p->nneeders > 0 && k <= INT32_MAX && mc_box_deep_dim(&p->box, ps->ndim, (int)k) >= 0)
             return 1;
     }
     return 0;
