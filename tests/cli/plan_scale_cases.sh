@@ -17,6 +17,9 @@ cases=(
     # 18,432 single-chunk edges, just above the 16,384 chunk transfers up to which the matching
     # orders were tried: 1.263 of the bound in the all-to-all rotation, 1.166 matched
     "g0061 of seed 42|matching orders' limit|1.20|--topology dgx-h100 --hosts 34 --dtype bf16 --shape 1024,512,1024 --src-mesh 16x8 --src-spec RRS01 --src-devices 0-127 --dst-mesh 18x8 --dst-spec S0RR --dst-devices 128-271"
+    # 4 MiB from one p3.8xlarge host to every device of 27 more: the greedy senders made each
+    # 1 MiB stripe a near-chain of 20-27 hosts, 1.787 of the bound; multi-trees 1.147
+    "g0100 of seed 44|near-chains over hosts|1.20|--topology p3.8xlarge --hosts 28 --dtype bf16 --shape 32,512,128 --src-mesh 1x4 --src-spec RS0R --src-devices 108-111 --dst-mesh 27x4 --dst-spec RRR --dst-devices 0-107"
 )
 
 for line in "${cases[@]}"; do
