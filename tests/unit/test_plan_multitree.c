@@ -4,16 +4,19 @@
  *   copies each) and 6 (2), stripe 1's 7-12 and 6 (its other 2), stripe 2's 13-18 and 19 (2),
  *   stripe 3's 20-25 and 19; host 26 hangs off host 6 in stripe 0, four NIC hops down. 5
  *   hosts from 2 holder hosts in 2 stripes of degree 2: two tops per stripe, one per holder;
- * - the shape, random (n, roots, k, f) against its invariants: every needing host once per
- *   stripe, after its parent; only the first min(roots, n) positions hang off holder hosts,
- *   each holder host the parent of one of them per stripe (fewer tops: in turn); each host
- *   forwards at most f copies of a stripe and max(k, f) in all; with f = k and at least k
- *   copies per stripe to forward, every host forwards in at most two stripes' trees and at
- *   most k - 1 hosts in two; depth at most ceil(log_f n) + 1 NIC hops for f >= 2;
- * - the plan (mc_strategy_multitree) of a piece from one host to every device of 8 more:
- *   every stripe enters every needing host once over the NIC, no host sends more than the
- *   piece over its NIC, the holder host sends each stripe once, and the plan delivers every
- *   destination element (thread ranks). */
+ * - the shape, random (n, roots, k) and every n up to 70 and k up to 17, against its
+ *   invariants: every needing host once per stripe, after its parent; only the first
+ *   min(roots, n) positions hang off holder hosts (the holder hosts are only roots), each
+ *   holder host the parent of one of them per stripe (fewer tops: in turn); each host forwards
+ *   at most k copies in all (so at most the piece); with at least k copies per stripe to
+ *   forward, every host forwards in at most two stripes' trees and at most k - 1 hosts in two
+ *   (those where one stripe's forwarders end and the next's begin); depth at most
+ *   ceil(log_k n) + 1 NIC hops for k >= 2 (at most 3 where a stripe has fewer than k copies to
+ *   forward: two forwarders may share it);
+ * - the plan (mc_strategy_multitree) of a piece from one host to every device of 8 more, with
+ *   pooled NICs and with two NICs per host on rails: every stripe enters every needing host
+ *   once over the NIC, no host sends more than the piece over its NIC, the holder host sends
+ *   each stripe once, and the plan delivers every destination element (thread ranks). */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -185,13 +188,10 @@ static void test_random(void **state)
             check(n, 1 + n % 3, k, n);
 }
 
-static void test_plan(void **state)
+/* The multi-tree plan of 2 MiB from one host to every device of 8 more on topology text
+ * (in place of send_recv's flows): its invariants, then executed. */
+static void check_plan(const char *topo_text)
 {
-    (void)state;
-    static const char *const topo_text =
-        "hosts 9\ndevices_per_host 8\nlink copy bandwidth=1600GB/s latency=2us\n"
-        "link intra bandwidth=100GB/s latency=5us\nnic count=2 in=10Gbit/s out=10Gbit/s "
-        "latency=100us\n";
     int64_t shape_[2] = {512, 256};
     mc_mesh_t *sm = NULL, *dm = NULL;
     mc_spec_t *ss = NULL, *ds = NULL;
@@ -211,7 +211,6 @@ static void test_plan(void **state)
         fail_msg("plan: %s", mc_last_error());
     assert_int_equal(plan->pieces->npieces, 1);
     int64_t piece = plan->pieces->pieces[0].bytes;
-    /* the multi-tree in place of send_recv's flows */
     free(plan->flows);
     free(plan->edges);
     plan->flows = NULL;
@@ -253,6 +252,19 @@ static void test_plan(void **state)
     mc_spec_destroy(ds);
     mc_mesh_destroy(sm);
     mc_mesh_destroy(dm);
+}
+
+static void test_plan(void **state)
+{
+    (void)state;
+    /* pooled NICs, and two NICs per host on rails (a relay's crossing from the device whose
+     * NIC is free first) */
+    check_plan("hosts 9\ndevices_per_host 8\nlink copy bandwidth=1600GB/s latency=2us\n"
+               "link intra bandwidth=100GB/s latency=5us\nnic count=2 in=10Gbit/s "
+               "out=10Gbit/s latency=100us\n");
+    check_plan("hosts 9\ndevices_per_host 8\nlink copy bandwidth=1600GB/s latency=2us\n"
+               "link intra bandwidth=100GB/s latency=5us\nnic count=2 in=10Gbit/s "
+               "out=10Gbit/s latency=100us\nnic-affinity map=0,0,0,0,1,1,1,1 rails\n");
 }
 
 int main(void)
