@@ -1429,10 +1429,13 @@ static int last_round(const mc_plan_t *plan, const best_t *best)
  * holders' last byte is the trees' depth times (α_nic + k chunks), and 64 KiB chunks lose what
  * the shallow trees gain (g0100 of seed 44: 16 stripes 1.147 of the bound at 16 KiB, 1.463 at
  * 64 KiB). They are tried where some piece has at least MULTITREE_HOSTS times as many needing
- * hosts as holder hosts, and at least MULTITREE_HOSTS of them. */
+ * hosts as holder hosts, and at least MULTITREE_HOSTS of them: with 2, the all-gathers over 3
+ * hosts too, where each host relays an equal share of every piece (seed 24's g0117, whose relay
+ * chains had one host send 10 of the 24 NIC copies: 1.249 -> 1.000); with 1 no plan of seeds
+ * 1-50 changes more. */
 #define MULTITREE_STRIPE_BYTES (64 << 10)
 #define MULTITREE_CAP (16 << 10)
-#define MULTITREE_HOSTS 3
+#define MULTITREE_HOSTS 2
 
 /* Whether some piece goes from few holder hosts to many needing hosts (multi-trees). */
 static int multitree_differs(const mc_plan_t *plan)
