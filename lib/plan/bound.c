@@ -278,19 +278,13 @@ static void own_relays(own_t *own, int64_t nown, mc_relay_item_t *items, double 
     }
 }
 
-static int cmp_desc(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x < y) - (x > y);
-}
-
 /* The machine term: by time T, host h's devices got at most b_in*T of their needs need[h]
  * through its NIC, the rest through intra-host copies, which all hosts together move at
  * machine_bw. For the k hosts needing most, S_k - k*b_in*T <= machine_bw*T, so
  * T >= S_k / (machine_bw + k*b_in) for every k. Sorts need. */
 static double machine_term(double *need, int64_t nhost, double machine_bw, double b_in)
 {
-    qsort(need, (size_t)nhost, sizeof *need, cmp_desc);
+    mc_sort_desc(need, nhost);
     double sum = 0, best = 0;
     for (int64_t k = 0; k < nhost && need[k] > 0; k++) {
         sum += need[k];

@@ -17,16 +17,10 @@
 #include "plan_internal.h"
 #include "util/util.h"
 
-static int cmp_desc(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x < y) - (x > y);
-}
-
 /* max_j paths(Σ of the j largest of v[0..n); j·b1, a1; b2, a2); sorts v. */
 static double each(double *v, int64_t n, double b1, double a1, double b2, double a2)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_desc);
+    mc_sort_desc(v, n);
     double sum = 0, best = 0;
     for (int64_t j = 0; j < n && v[j] > 0; j++) {
         sum += v[j];

@@ -37,6 +37,17 @@ mc_status_t mc_grow(void **items, int64_t *cap, int64_t n, size_t elem_size, int
     return MC_OK;
 }
 
+static int cmp_desc(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x < y) - (x > y);
+}
+
+void mc_sort_desc(double *v, int64_t n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_desc);
+}
+
 double mc_now(void)
 {
     struct timespec ts;

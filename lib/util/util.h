@@ -34,6 +34,9 @@ char *mc_strdup(const char *s);
 mc_status_t mc_grow(void **items, int64_t *cap, int64_t n, size_t elem_size, int64_t first_cap,
                     const char *what);
 
+/* Sorts v[0..n) largest first. */
+void mc_sort_desc(double *v, int64_t n);
+
 /* Monotonic wall clock in seconds. */
 double mc_now(void);
 
