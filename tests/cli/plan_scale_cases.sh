@@ -17,6 +17,11 @@ cases=(
     # 18,432 single-chunk edges, just above the 16,384 chunk transfers up to which the matching
     # orders were tried: 1.263 of the bound in the all-to-all rotation, 1.166 matched
     "g0061 of seed 42|matching orders' limit|1.20|--topology dgx-h100 --hosts 34 --dtype bf16 --shape 1024,512,1024 --src-mesh 16x8 --src-spec RRS01 --src-devices 0-127 --dst-mesh 18x8 --dst-spec S0RR --dst-devices 128-271"
+    # a small all-to-all inside the same hosts: host 0's device 0 alone holds what its 7 mates
+    # need (843,776 B each, different columns); the device-set term charged the smaller
+    # latency once, so the bound was the NIC latency, 10 us (1.353), not the 13.24 us of the
+    # holder's out-port from 3 us and the NIC from 10 us
+    "g0088 of seed 46|device-set term's latencies|1.05|--topology dgx-h100 --hosts 20 --dtype bf16 --shape 1024,32768 --src-mesh 10x8 --src-spec S1R --src-devices 56-135 --dst-mesh 10x8 --dst-spec S0S1 --dst-devices 56-135"
 )
 
 for line in "${cases[@]}"; do
