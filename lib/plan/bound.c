@@ -21,8 +21,9 @@
  *                   that need: before α_min only the e_h early devices feed them,
  *                   Σ R_d ≤ min(m_h, e_h)·B_intra·(T − α_intra)⁺ + (m_h − min(m_h, e_h))·
  *                   B_intra·(T − α_intra − α_min)⁺ + B_in(h)·(T − α_nic)⁺ (mc_bound_senders)
- *   device sets:    max_{h, D ⊆ h} U(D) / (|D|·B_intra + B_in(h))            + min(α_intra, α_nic)
- *                   (mc_bound_device_cut: what only D holds in h leaves D or enters h's NIC)
+ *   device sets:    max_{h, D ⊆ h} paths(U(D); |D|·B_intra, α_intra; B_in(h), α_nic)
+ *                   (mc_bound_device_cut: what only D holds in h leaves D's out-ports or
+ *                   enters h's NIC, each its latency before it arrives)
  *   relays:         per holder-host set X, its pieces' copies to the m hosts outside X that
  *                   need them through B_out(X); per host h, the copies of pieces no device
  *                   of h holds to its k needers through B_in(h) (mc_bound_relay)
@@ -532,13 +533,14 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     memset(r_host, 0, (size_t)nhost * sizeof *r_host);
     for (int64_t d = 0; d < ndev; d++)
         r_host[mc_topology_host_of(topo, d)] += r_dev[d];
-    /* device sets: what only D holds in a host leaves D's out-ports or enters the NIC */
+    /* device sets: what only D holds in a host leaves D's out-ports or enters the NIC, each
+     * its latency before it arrives */
     double cut = 0;
-    if (copies &&
-        (s = mc_bound_device_cut(pieces, topo, intra.bandwidth, b_in, bound - min_latency, &cut)))
+    if (copies && (s = mc_bound_device_cut(pieces, topo, intra.bandwidth, intra.latency, b_in,
+                                           nic.latency, bound, &cut)))
         goto out;
-    if (cut > 0 && cut + min_latency > bound)
-        bound = cut + min_latency;
+    if (cut > bound)
+        bound = cut;
     for (int64_t h = 0; h < nhost && host_bw > 0; h++)
         if (r_host[h] > 0 && (t = r_host[h] / (host_bw + b_in) + min_latency) > bound)
             bound = t;

@@ -4,13 +4,25 @@
  * that h does not hold at all), and that a device of h lacking it needs, reaches that device
  * through an intra-host edge or h's NIC. Follow the byte back along intra-host edges inside
  * h: the chain starts at a holder (in D: its first hop leaves through an out-port of D) or
- * at a device that took it from the NIC. So each such byte passes D's out-ports or h's NIC
- * in at least once, whatever the plan, and with U(D) their bytes
- *   T >= U(D) / (|D|·B_intra + B_in(h)) + min(α_intra, α_nic).
- * Only bytes count, not copies, since one byte out of D may be forwarded by others. The max
- * over D is a max-ratio closure (as for host sets): nodes are h's holder devices (out-port
- * B_intra each) and h's NIC (B_in), a piece group belongs to its holders in h plus the NIC.
- */
+ * at a device that took it from the NIC. So each such byte passes D's out-ports by
+ * T − α_intra or h's NIC in by T − α_nic at least once, whatever the plan (a chunk arrives
+ * one link latency after it left its port), and with U(D) their bytes
+ *   U(D) <= |D|·B_intra·(T − α_intra)⁺ + B_in(h)·(T − α_nic)⁺,
+ * T at least the least time that meets it: paths(U(D); |D|·B_intra, α_intra; B_in, α_nic).
+ * Only bytes count, not copies, since one byte out of D may be forwarded by others.
+ *
+ * The max over D: where paths(D) >= α_max = max(α_intra, α_nic) both ports count, and it is
+ * r(D) = (U(D) + |D|·B_intra·α_intra + B_in·α_nic) / (|D|·B_intra + B_in), a max-ratio closure
+ * like the host sets' (nodes: h's holder devices at B_intra and its NIC at B_in; a group of
+ * pieces with one holder set in h belongs to those devices and the NIC, and each node also
+ * has a group of its own of rate·latency bytes). r(D) solves the equation with both ports'
+ * (T − α) taken as they are, so paths(D) <= r(D), with equality when r(D) > α_max (below r(D)
+ * the ports then pass less than U(D)); a set with no bytes has r = a mean of its latencies,
+ * at most α_max. So if the max r* is above α_max it is the term. Else every D with bytes is
+ * done by one port before the other delivers: with α_intra <= α_nic, α_intra +
+ * U(D) / (|D|·B_intra), a closure over the devices alone (nothing lacking: that would take
+ * more than α_nic); with α_nic < α_intra, α_nic + U / B_in for all of h's bytes. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include "plan_internal.h"
@@ -40,17 +52,20 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-/* Max over D of one host's entries [e0, e1) (sorted, so equal holder lists are adjacent). */
+/* Max over D of one host's entries [e0, e1) (sorted, so equal holder lists are adjacent) of
+ * U(D) / (|D|·b_intra + b_in), or with lat, of r(D) (each node also a group of its own of
+ * rate·latency bytes); with nic 0, of U(D) / (|D|·b_intra) over non-empty D (the NIC left out:
+ * the entries hold only pieces h holds). */
 static mc_status_t host_cut(const entry_t *e, int64_t n, const int64_t *devs, double b_intra,
-                            double b_in, double *best)
+                            double b_in, const double *lat, int nic, double *best)
 {
     int64_t nnodes = 0, nlist = 0;
     for (int64_t i = 0; i < n; i++)
-        nlist += e[i].len + 1;
+        nlist += e[i].len + 2;
     int64_t *nodes = mc_calloc((size_t)nlist + 1, sizeof *nodes);
-    int64_t *off = mc_calloc((size_t)n + 1, sizeof *off);
-    int64_t *list = mc_calloc((size_t)nlist + 1, sizeof *list);
-    double *size = mc_calloc((size_t)n + 1, sizeof *size);
+    int64_t *off = mc_calloc((size_t)(n + nlist) + 2, sizeof *off);
+    int64_t *list = mc_calloc((size_t)(2 * nlist) + 1, sizeof *list);
+    double *size = mc_calloc((size_t)(n + nlist) + 1, sizeof *size);
     double *rate = mc_calloc((size_t)nlist + 1, sizeof *rate);
     mc_status_t s = MC_ERR_NOMEM;
     if (!nodes || !off || !list || !size || !rate)
@@ -79,11 +94,18 @@ static mc_status_t host_cut(const entry_t *e, int64_t n, const int64_t *devs, do
                 bsearch(&devs[e[i].off + j], nodes, (size_t)nnodes, sizeof *nodes, cmp_i64);
             list[used++] = at - nodes;
         }
-        list[used++] = nnodes;
+        if (nic)
+            list[used++] = nnodes;
         size[ng++] = e[i].bytes;
     }
+    for (int64_t v = 0; lat && v <= nnodes; v++) /* each port's own latency */
+        if (rate[v] * lat[v < nnodes ? 0 : 1] > 0) {
+            off[ng] = used;
+            list[used++] = v;
+            size[ng++] = rate[v] * lat[v < nnodes ? 0 : 1];
+        }
     off[ng] = used;
-    s = mc_bound_closure(ng, size, off, list, nnodes + 1, rate, best);
+    s = mc_bound_closure(ng, size, off, list, nnodes + (nic ? 1 : 0), rate, best);
 out:
     free(nodes);
     free(off);
@@ -93,8 +115,29 @@ out:
     return s;
 }
 
+/* The term over one host's entries (see the top of the file). */
+static mc_status_t host_term(const entry_t *e, int64_t n, const int64_t *devs, double b_intra,
+                             double a_intra, double b_in, double a_nic, double all, double *seconds)
+{
+    double lat[2] = {a_intra, a_nic}, r = 0;
+    mc_status_t s = host_cut(e, n, devs, b_intra, b_in, lat, 1, &r);
+    *seconds = r;
+    /* above α_max, r is some D's paths (a set with no bytes has r = its latencies: not one);
+     * with no NIC, r(D) = α_intra + U(D) / (|D|·B_intra) is paths(D) */
+    if (s || b_in <= 0 || r > fmax(a_intra, a_nic) * (1 + 1e-9))
+        return s;
+    if (a_nic < a_intra) {
+        *seconds = a_nic + all / b_in;
+        return s;
+    }
+    s = host_cut(e, n, devs, b_intra, 0, NULL, 0, &r);
+    *seconds = a_intra + r;
+    return s;
+}
+
 mc_status_t mc_bound_device_cut(const mc_pieces_t *pieces, const mc_topology_t *topo,
-                                double b_intra, double b_in, double floor, double *best)
+                                double b_intra, double a_intra, double b_in, double a_nic,
+                                double floor, double *best)
 {
     int64_t total_needers = 0, total_holders = 0;
     for (int64_t i = 0; i < pieces->npieces; i++) {
@@ -142,12 +185,14 @@ mc_status_t mc_bound_device_cut(const mc_pieces_t *pieces, const mc_topology_t *
         }
         if (pass == 0) {
             int any = 0;
-            /* no D beats all bytes over the NIC plus one port, or the lacking over the NIC */
+            /* no D beats all bytes over the NIC plus one port, or the lacking over the NIC,
+             * plus the larger latency (b_in 0, one host: no NIC, the intra-host one) */
+            double a_max = b_in > 0 ? fmax(a_intra, a_nic) : a_intra;
             for (int64_t h = 0; h < nhost; h++) {
                 double most = all[h] / (b_in + b_intra);
-                if (lacking[h] > 0) /* none without a NIC (b_in 0: one host) */
+                if (lacking[h] > 0) /* none without a NIC */
                     most = most > lacking[h] / b_in ? most : lacking[h] / b_in;
-                any |= open[h] = all[h] > 0 && most > floor;
+                any |= open[h] = all[h] > 0 && most + a_max > floor;
             }
             /* entries only now, for the hosts that may: most reshards have none */
             if (!any)
@@ -165,7 +210,7 @@ mc_status_t mc_bound_device_cut(const mc_pieces_t *pieces, const mc_topology_t *
             double t = 0;
             for (j = i; j < n && e[j].host == e[i].host; j++) {
             }
-            s = host_cut(e + i, j - i, devs, b_intra, b_in, &t);
+            s = host_term(e + i, j - i, devs, b_intra, a_intra, b_in, a_nic, all[e[i].host], &t);
             *best = t > *best ? t : *best;
         }
     }

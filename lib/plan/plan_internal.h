@@ -213,11 +213,13 @@ mc_status_t mc_bound_closure(int64_t ngroups, const double *size, const int64_t 
 double mc_bound_closure_bruteforce(int64_t ngroups, const double *size, const int64_t *off,
                                    const int64_t *hosts, int64_t nhosts, const double *bout);
 
-/* Max over hosts h and sets D of h's devices of U(D) / (|D|·b_intra + b_in): U(D) the bytes
- * of pieces that devices of h lack and need whose holders in h all lie in D
- * (lib/plan/bound_ports.c). Skips hosts that cannot exceed floor (then *best may be 0). */
+/* Max over hosts h and sets D of h's devices of paths(U(D); |D|·b_intra, a_intra; b_in,
+ * a_nic), in seconds: U(D) the bytes of pieces that devices of h lack and need whose holders in
+ * h all lie in D (lib/plan/bound_ports.c). Skips hosts that cannot exceed floor (then *best
+ * may be 0). */
 mc_status_t mc_bound_device_cut(const mc_pieces_t *pieces, const mc_topology_t *topo,
-                                double b_intra, double b_in, double floor, double *best);
+                                double b_intra, double a_intra, double b_in, double a_nic,
+                                double floor, double *best);
 
 /* Bytes that must reach `copies` places through one port of bw bytes/s, each copy straight
  * (alpha1 after it leaves the port) or relayed (alpha1 + alpha2 after the port sent it

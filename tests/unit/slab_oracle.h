@@ -1,7 +1,8 @@
 /* Exhaustive optimal schedules of two-slab reshards on tiny clusters, for the bound terms'
- * oracle tests (test_bound_ports_oracle, test_bound_senders_oracle): on seeded clusters of 2
- * hosts of 4 devices (random link rates and latencies), a 1-D tensor of two slabs held by a
- * 2 x 2 source mesh as S1 and needed by a destination mesh as R. Every plan of the space
+ * oracle tests (test_bound_ports_oracle, test_bound_senders_oracle, test_bound_cut_oracle): on
+ * seeded clusters of 2 hosts of 4 devices (random link rates and latencies), a 1-D tensor of
+ * two slabs held by a 2 x 2 source mesh and needed by a destination mesh (S1 -> R, or as the
+ * case's specs say). Every plan of the space
  * below is built, validated and simulated; the fastest estimate must not be below
  * mc_lower_bound. The space: each piece whole, along every forest rooted at its holders
  * that reaches its needers (any device of a piece may relay it), the pieces in either order,
@@ -26,6 +27,7 @@ typedef struct {
     int ndst;
     /* 1 when the term under test gives the bound (above the terms it tightens); may assert */
     int (*decides)(const mc_plan_t *plan, double bound);
+    const char *src_spec, *dst_spec; /* the source (2 x 2 mesh) and destination specs */
 } so_case_t;
 
 /* Next parent assignment of piece p's needers (odometer over its other holders and
@@ -111,8 +113,8 @@ static double so_run_instance(const so_case_t *c, uint64_t seed, int64_t *total,
         fail_msg("seed %llu: %s", (unsigned long long)seed, mc_last_error());
     int64_t sm_shape[2] = {2, 2};
     oracle_plan_t op;
-    oracle_plan_make(&op, topo, 32 * rc_range(&r, 1, 16), 2, sm_shape, c->src_ids, "S1", c->ndst,
-                     c->dst_ids, "R");
+    oracle_plan_make(&op, topo, 32 * rc_range(&r, 1, 16), 2, sm_shape, c->src_ids, c->src_spec,
+                     c->ndst, c->dst_ids, c->dst_spec);
     mc_plan_t *plan = op.plan;
     assert_int_equal(plan->pieces->npieces, 2);
     double bound = -1, best = INFINITY;

@@ -524,21 +524,22 @@ static void test_bound_vs_bruteforce(void **state)
         start_wins += start > bound;
         bound = fmax(bound, start);
         double min_lat = fmin(intra.latency, nic.latency);
-        /* device sets: U(D) over every set D of a host's devices */
+        /* device sets: U(D) over every set D of a host's devices, through D's out-ports and
+         * the NIC, each its latency */
         double cut = 0;
         for (int h = 0; h < H; h++)
             for (uint32_t D = 0; D < (1u << dph); D++) {
-                double u = 0;
+                double u = 0, b_d = __builtin_popcount(D) * intra.bandwidth;
                 for (uint32_t m = D;; m = (m - 1) & D) {
                     u += cut_u[h][m];
                     if (m == 0)
                         break;
                 }
-                cut = fmax(cut, u / (__builtin_popcount(D) * intra.bandwidth + b_in));
+                if (u > 0 && b_d + b_in > 0)
+                    cut = fmax(cut, paths_bisect(u, b_d, intra.latency, b_in, nic.latency));
             }
-        cut_wins += cut > 0 && cut + min_lat > bound;
-        if (cut > 0)
-            bound = fmax(bound, cut + min_lat);
+        cut_wins += cut > bound;
+        bound = fmax(bound, cut);
         /* host ports: every set S of a host's devices takes its bytes through its own ports
          * plus the NIC (in: needing devices, out: alone-holding ones), S by enumeration */
         double ports = 0;
