@@ -72,6 +72,18 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan);
 /* Direct sends with a NIC share of the pieces a needer's own host holds, when other hosts
  * hold them too (one of meshcast's candidates); *built = 0 when there is nothing to move. */
 mc_status_t mc_strategy_nic_split(mc_plan_t *plan, int *built);
+/* Multi-tree broadcast over hosts (lib/plan/multitree.c): every piece cut into at most k
+ * stripes of at least min_stripe bytes, each sent down its own tree over the hosts that need
+ * it, every host forwarding at most as many stripes' copies as there are stripes. */
+mc_status_t mc_strategy_multitree(mc_plan_t *plan, int k, int64_t min_stripe);
+/* The trees of mc_strategy_multitree for k stripes over n needing hosts (0..n-1) fed by
+ * `roots` holder hosts: for stripe j, order[j*n + q] is the host at position q and
+ * parent[j*n + q] its parent's position (< q), or -1 - r for holder host r. The first
+ * min(roots, n) positions hang off the roots (one each per stripe, or in turn); every host
+ * forwards at most k copies in all, each stripe's forwarders taken in turn from a cycle over
+ * the hosts that starts at start. */
+mc_status_t mc_multitree_shape(int64_t n, int64_t roots, int k, int64_t start, int64_t *order,
+                               int64_t *parent);
 /* Reductions (partial source), naive: every addend to one device, combined, then sent. */
 mc_status_t mc_strategy_reduce_naive(mc_plan_t *plan);
 /* Reductions, reduce-scatter + all-gather: one stripe per reducer candidate. Flags:

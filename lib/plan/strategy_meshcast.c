@@ -1423,6 +1423,68 @@ static int last_round(const mc_plan_t *plan, const best_t *best)
            best->work + best->least <= WORK_BUDGET;
 }
 
+/* Multi-trees (multitree.c): stripes of at least MULTITREE_STRIPE_BYTES with chunks of at
+ * most MULTITREE_CAP (grown to the plan's chunk limit): a stripe's last chunk waits at each
+ * forwarding host behind the host's other copies (about k chunks), so the tail after the
+ * holders' last byte is the trees' depth times (α_nic + k chunks), and 64 KiB chunks lose what
+ * the shallow trees gain (g0100 of seed 44: 16 stripes 1.147 of the bound at 16 KiB, 1.463 at
+ * 64 KiB). They are tried where some piece has at least MULTITREE_HOSTS times as many needing
+ * hosts as holder hosts, and at least MULTITREE_HOSTS of them: with 2, the all-gathers over 3
+ * hosts too, where each host relays an equal share of every piece (seed 24's g0117, whose relay
+ * chains had one host send 10 of the 24 NIC copies: 1.249 -> 1.000); with 1 no plan of seeds
+ * 1-50 changes more. */
+#define MULTITREE_STRIPE_BYTES (64 << 10)
+#define MULTITREE_CAP (16 << 10)
+#define MULTITREE_HOSTS 2
+
+/* Whether some piece goes from few holder hosts to many needing hosts (multi-trees). */
+static int multitree_differs(const mc_plan_t *plan)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    const mc_topology_t *topo = plan->topo;
+    for (int64_t i = 0; i < ps->npieces; i++) {
+        const mc_piece_t *p = &ps->pieces[i];
+        int64_t holders = 0, needing = 0, last = -1;
+        for (int j = 0; j < p->nholders; j++) {
+            int64_t h = mc_topology_host_of(topo, p->holders[j]);
+            holders += h != last;
+            last = h;
+        }
+        if (p->nneeders < MULTITREE_HOSTS * holders || p->nneeders < MULTITREE_HOSTS)
+            continue; /* too few needers for as many needing hosts */
+        last = -1;
+        for (int j = 0; j < p->nneeders; j++) {
+            int64_t h = mc_topology_host_of(topo, p->needers[j]);
+            int held = 0;
+            for (int k = 0; k < p->nholders && !held && h != last; k++)
+                held = mc_topology_host_of(topo, p->holders[k]) == h;
+            needing += h != last && !held;
+            last = h;
+        }
+        if (needing >= MULTITREE_HOSTS && needing >= MULTITREE_HOSTS * holders)
+            return 1;
+    }
+    return 0;
+}
+
+/* Multi-trees of 4, 8 and 16 stripes per piece, and as many as the hosts' NICs, each kept
+ * if the simulator finds it faster, while the plan still misses the target. */
+static mc_status_t try_multitree(mc_plan_t *plan, best_t *best)
+{
+    int nics = mc_topology_nics_per_host(plan->topo), ks[] = {4, 8, 16, nics};
+    mc_status_t s = MC_OK;
+    for (int i = 0; i < 4 && !s && last_round(plan, best); i++) {
+        if (ks[i] < 2 || (i == 3 && (nics == 4 || nics == 8 || nics == 16)))
+            continue;
+        mc_plan_t alt = candidate(plan, MULTITREE_CAP);
+        s = mc_strategy_multitree(&alt, ks[i], MULTITREE_STRIPE_BYTES);
+        if (!s)
+            s = mc_plan_set_chunks(&alt);
+        s = settle(plan, &alt, best, s, 1);
+    }
+    return s;
+}
+
 /* Plans with the stripe policy first, then tries the others and keeps whichever the
  * simulator finds fastest (a repeat of a plan already judged, or one whose floor — busiest
  * port, longest path — is the best's estimate or more, is not simulated; the others are screened
@@ -1570,6 +1632,13 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     if (!s && last_round(plan, &best))
         s = try_equal_stripes(plan, &best);
     if (!s && best.full < before_equal && best.full > REFINE_ABOVE_FLOOR * floor)
+        s = try_matchings(plan, &best);
+    /* multi-trees over hosts, last of all, under the same conditions and where some piece
+     * goes from few holder hosts to many (multitree.c) */
+    double before_tree = best.full;
+    if (!s && multitree_differs(plan) && last_round(plan, &best))
+        s = try_multitree(plan, &best);
+    if (!s && best.full < before_tree && best.full > REFINE_ABOVE_FLOOR * floor)
         s = try_matchings(plan, &best);
     plan->stats.estimate_s = best.full;
     return s;

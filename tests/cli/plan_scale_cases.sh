@@ -17,6 +17,12 @@ cases=(
     # 18,432 single-chunk edges, just above the 16,384 chunk transfers up to which the matching
     # orders were tried: 1.263 of the bound in the all-to-all rotation, 1.166 matched
     "g0061 of seed 42|matching orders' limit|1.20|--topology dgx-h100 --hosts 34 --dtype bf16 --shape 1024,512,1024 --src-mesh 16x8 --src-spec RRS01 --src-devices 0-127 --dst-mesh 18x8 --dst-spec S0RR --dst-devices 128-271"
+    # 4 MiB from one p3.8xlarge host to every device of 27 more: the greedy senders made each
+    # 1 MiB stripe a near-chain of 20-27 hosts, 1.787 of the bound; multi-trees 1.147
+    "g0100 of seed 44|near-chains over hosts|1.20|--topology p3.8xlarge --hosts 28 --dtype bf16 --shape 32,512,128 --src-mesh 1x4 --src-spec RS0R --src-devices 108-111 --dst-mesh 27x4 --dst-spec RRR --dst-devices 0-107"
+    # an all-gather over 3 p3.8xlarge hosts, 8 GiB: the relay chains made one host send 10 of
+    # the 24 NIC copies where 8 each is balanced, 1.249 of the bound; multi-trees 1.000
+    "g0117 of seed 24|unbalanced relays|1.05|--topology p3.8xlarge --hosts 3 --dtype bf16 --shape 4096,1024,1024 --src-mesh 3x4 --src-spec S0S1R --src-devices 0-11 --dst-mesh 3x4 --dst-spec RS1R --dst-devices 0-11"
     # a small all-to-all inside the same hosts: host 0's device 0 alone holds what its 7 mates
     # need (843,776 B each, different columns); the device-set term charged the smaller
     # latency once, so the bound was the NIC latency, 10 us (1.353), not the 13.24 us of the
