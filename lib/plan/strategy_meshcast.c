@@ -948,26 +948,30 @@ static int scatter_differs(const mc_plan_t *plan)
 
 /* Whether the host scatter policy would build a plan of its own: some piece goes to three or
  * more hosts that hold none of it (with two, the star is the tree the others build). */
+/* Hosts of p's needers that hold none of p, counted up to enough (needers ascend, so a host's
+ * needers are consecutive). */
+static int64_t needing_hosts(const mc_topology_t *topo, const mc_piece_t *p, int64_t enough)
+{
+    int64_t hosts = 0, last = -1;
+    for (int j = 0; j < p->nneeders && hosts < enough; j++) {
+        int64_t h = mc_topology_host_of(topo, p->needers[j]);
+        int held = 0;
+        for (int k = 0; k < p->nholders && !held && h != last; k++)
+            held = mc_topology_host_of(topo, p->holders[k]) == h;
+        hosts += h != last && !held;
+        last = h;
+    }
+    return hosts;
+}
+
 static int host_scatter_differs(const mc_plan_t *plan)
 {
     const mc_pieces_t *ps = plan->pieces;
-    const mc_topology_t *topo = plan->topo;
     if (ps->npieces > SCATTER_MAX_PIECES)
         return 0;
-    for (int64_t i = 0; i < ps->npieces; i++) {
-        const mc_piece_t *p = &ps->pieces[i];
-        int64_t hosts = 0, last = -1;
-        for (int j = 0; j < p->nneeders && hosts < 3; j++) {
-            int64_t h = mc_topology_host_of(topo, p->needers[j]);
-            int held = 0;
-            for (int k = 0; k < p->nholders && !held; k++)
-                held = mc_topology_host_of(topo, p->holders[k]) == h;
-            hosts += h != last && !held;
-            last = h;
-        }
-        if (hosts >= 3)
+    for (int64_t i = 0; i < ps->npieces; i++)
+        if (needing_hosts(plan->topo, &ps->pieces[i], 3) >= 3)
             return 1;
-    }
     return 0;
 }
 
@@ -1444,24 +1448,16 @@ static int multitree_differs(const mc_plan_t *plan)
     const mc_topology_t *topo = plan->topo;
     for (int64_t i = 0; i < ps->npieces; i++) {
         const mc_piece_t *p = &ps->pieces[i];
-        int64_t holders = 0, needing = 0, last = -1;
+        int64_t holders = 0, last = -1;
         for (int j = 0; j < p->nholders; j++) {
             int64_t h = mc_topology_host_of(topo, p->holders[j]);
             holders += h != last;
             last = h;
         }
-        if (p->nneeders < MULTITREE_HOSTS * holders || p->nneeders < MULTITREE_HOSTS)
+        int64_t enough = MULTITREE_HOSTS * (holders > 1 ? holders : 1);
+        if (p->nneeders < enough)
             continue; /* too few needers for as many needing hosts */
-        last = -1;
-        for (int j = 0; j < p->nneeders; j++) {
-            int64_t h = mc_topology_host_of(topo, p->needers[j]);
-            int held = 0;
-            for (int k = 0; k < p->nholders && !held && h != last; k++)
-                held = mc_topology_host_of(topo, p->holders[k]) == h;
-            needing += h != last && !held;
-            last = h;
-        }
-        if (needing >= MULTITREE_HOSTS && needing >= MULTITREE_HOSTS * holders)
+        if (needing_hosts(topo, p, enough) >= enough)
             return 1;
     }
     return 0;
