@@ -20,12 +20,14 @@ static char suite_where[1100]; /* "FILE:LINE" of the suite line being read */
 
 static void usage(FILE *f)
 {
-    fputs("usage: meshcast bench --suite NAME|FILE | --generate N [--seed S]\n"
+    fputs("usage: meshcast bench --suite NAME|FILE | --generate N [--seed S] [--write-cases FILE]\n"
           "                      [--strategy NAME|all]\n"
           "                      [--transport sim|local|ucx] [--iters N] [--warmup N]\n"
           "                      [--max-bytes B] [--topology NAME|FILE] [--hosts N] [--json FILE]\n"
           "suites are found as FILE, or NAME.cases in " MESHCAST_SUITE_DIRS "\n"
           "--generate: N seeded random cases at cluster scale instead of a suite (seed 1)\n"
+          "--write-cases: write the generated cases as a suite file (- for stdout) and stop;\n"
+          "               `--suite FILE` runs them, and each line is `meshcast plan` options\n"
           "sim prints the cost model's estimates; local and ucx execute every case on real\n"
           "bytes and verify them (ucx: under mpirun or the MESHCAST_RANK environment).\n",
           f);
@@ -118,10 +120,35 @@ static int next_case(FILE *f, const char *path, int *lineno, char **line, size_t
     return -1;
 }
 
+/* --write-cases: the generated suite to a file, so any case can be planned on its own. */
+static int write_cases(int64_t ncases, uint64_t seed, const char *path)
+{
+    int rc = 0;
+    FILE *in = bench_generate(ncases, seed, &rc), *out = NULL;
+    if (!in)
+        return rc;
+    if ((rc = cli_open_output(path, "--write-cases", &out))) {
+        fclose(in);
+        return rc;
+    }
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0 && fwrite(buf, 1, n, out) == n)
+        ;
+    rc = ferror(in) || ferror(out);
+    fclose(in);
+    if (cli_close_output(out, path) || rc) {
+        if (rc)
+            fprintf(stderr, "meshcast: bench --write-cases: writing '%s' failed\n", path);
+        rc = 1;
+    }
+    return rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
     const char *suite = NULL, *json_path = NULL, *transport = "sim", *generate = NULL;
-    const char *seed_text = "1";
+    const char *seed_text = "1", *cases_path = NULL;
     cli_case_t over = {0};
     exec_opts_t opts = {.iters = 5, .warmup = 1, .verify = 1};
     for (int i = 1; i < argc; i++) {
@@ -133,7 +160,7 @@ int cmd_bench(int argc, char **argv)
         if (i + 1 == argc && (!strcmp(argv[i], "--transport") || !strcmp(argv[i], "--iters") ||
                               !strcmp(argv[i], "--warmup") || !strcmp(argv[i], "--suite") ||
                               !strcmp(argv[i], "--json") || !strcmp(argv[i], "--generate") ||
-                              !strcmp(argv[i], "--seed")))
+                              !strcmp(argv[i], "--seed") || !strcmp(argv[i], "--write-cases")))
             return cli_usage_error("%s needs a value", argv[i]);
         if (!strcmp(argv[i], "--suite") && i + 1 < argc)
             suite = argv[++i];
@@ -141,6 +168,8 @@ int cmd_bench(int argc, char **argv)
             generate = argv[++i];
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             seed_text = argv[++i];
+        else if (!strcmp(argv[i], "--write-cases") && i + 1 < argc)
+            cases_path = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc)
             json_path = argv[++i];
         else if (!strcmp(argv[i], "--transport") && i + 1 < argc)
@@ -169,6 +198,10 @@ int cmd_bench(int argc, char **argv)
         return 2;
     if (generate && ncases == 0)
         return cli_usage_error("bench: bad --generate '%s' (at least 1 case)", generate);
+    if (cases_path && !generate)
+        return cli_usage_error("bench: --write-cases needs --generate");
+    if (cases_path)
+        return write_cases((int64_t)ncases, seed, cases_path);
     if (strcmp(transport, "sim") && strcmp(transport, "local") && strcmp(transport, "ucx"))
         return cli_usage_error("bench: unknown transport '%s' (sim, local, ucx)", transport);
     int real = strcmp(transport, "sim") != 0, rank = 0, rc = 0;

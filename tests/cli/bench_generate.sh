@@ -19,6 +19,20 @@ for run in a b; do
 done
 "$bin" bench --generate 12 --seed 8 --strategy meshcast >"$tmp/c.txt" 2>"$tmp/err" ||
     fail "bench --generate 12 --seed 8: $(cat "$tmp/err")"
+# --write-cases: the same cases as a suite file, which --suite runs with the same estimates
+"$bin" bench --generate 12 --seed 7 --write-cases "$tmp/seed7.cases" >"$tmp/w.out" 2>"$tmp/err" ||
+    fail "bench --write-cases: $(cat "$tmp/err")"
+[ -s "$tmp/w.out" ] && fail "bench --write-cases printed to stdout"
+[ "$(grep -c '^g' "$tmp/seed7.cases")" = 12 ] || fail "--write-cases: not 12 case lines"
+"$bin" bench --suite "$tmp/seed7.cases" --json "$tmp/s.json" >/dev/null 2>"$tmp/err" ||
+    fail "bench --suite of the written cases: $(cat "$tmp/err")"
+line=$(grep '^g0003' "$tmp/seed7.cases" | cut -d' ' -f2-)
+# shellcheck disable=SC2086
+"$bin" plan $line --strategy meshcast >/dev/null 2>"$tmp/err" ||
+    fail "plan with a written case's options: $(cat "$tmp/err")"
+"$bin" bench --write-cases "$tmp/x.cases" --suite alpa-n-to-m >/dev/null 2>"$tmp/err"
+[ $? = 2 ] && grep -q -- '--write-cases needs --generate' "$tmp/err" ||
+    fail "--write-cases without --generate: want exit 2 and a reason, got: $(cat "$tmp/err")"
 /usr/bin/python3 - "$tmp" <<'PY' || fail "generated runs: see above"
 import json, sys
 tmp = sys.argv[1]
@@ -38,5 +52,6 @@ assert "# all         meshcast" in text and "meshcast beaten by another strategy
 def cases(t):
     return sorted({tuple(l.split()[:2]) for l in t.splitlines() if l.startswith("g")})
 assert len(cases(text)) == 12 and cases(open(f"{tmp}/c.txt").read()) != cases(text), "seed 8 = 7"
+assert rows("s") == a, "the written cases ran other cases or estimates than --generate"
 PY
 exit $failed
