@@ -72,11 +72,17 @@
 /* Pieces up to which lb_order's plan is among the candidates (it plans 3,420 in ~15 ms and
  * 10,752 in ~30 ms; its rounds still grow faster than linearly). */
 #define LB_ORDER_MAX_PIECES 12288
+/* The same where each NIC is a port of its own (nic-affinity): a host's eight NICs each take
+ * one broadcast at a time, and lb_order's host-disjoint rounds keep them from colliding where
+ * the other orders do not (seed 103 on dgx-a100-rails: g0198, 12,360 pieces, lb_order 1.069
+ * of the bound against meshcast's 1.427 without it; g0090, 13,588 pieces, 1.026 against 1.092). */
+#define LB_ORDER_MAX_PIECES_PER_NIC 32768
 
 enum {
     POLICY_PER_HOLDER, /* one stripe per holder device */
     POLICY_PER_NEEDER, /* and at least one per needer of the widest needing host */
     POLICY_FINE,       /* the same with stripes >= FINE_STRIPE_BYTES */
+    POLICY_RAILS,      /* the same, at least a stripe per NIC, each crossing on its own rail */
     POLICY_MULTIPATH,  /* per needer, and hosts that hold a stripe may take it over the NIC */
     POLICY_SCATTER,    /* per needer of the widest host, holders' hosts too, small stripes */
     POLICY_DIRECT,     /* no stripes, no relays: each needer straight from a holder */
@@ -126,6 +132,8 @@ typedef struct {
                          over the NIC from another holder host (2: star_nic) */
     int per_entry;    /* stars: stripes per entry (1 or STAR_FINE) */
     int deep;         /* stripes by mc_box_split_deep */
+    int rails;        /* rail stripes: a stripe per NIC, entering and leaving a host on the
+                         NIC with the least load, relayed over the host's links (rail_entry) */
 } ctx_t;
 
 /* Sender for the next host crossing of a stripe: among the holder hosts (ready at 0) and
@@ -217,6 +225,63 @@ static mc_status_t rail_relay(ctx_t *c, const mc_piece_t *p, int64_t from, int64
     return mc_plan_add_edge(c->plan, from, r);
 }
 
+/* The device of the host of `near` on NIC `nic` (a host's ids are contiguous), or -1. */
+static int64_t device_on_nic(const mc_topology_t *topo, int64_t near, int nic)
+{
+    int64_t h = mc_topology_host_of(topo, near), ndev = mc_topology_devices(topo), d = near;
+    while (d > 0 && mc_topology_host_of(topo, d - 1) == h)
+        d--;
+    for (; d < ndev && mc_topology_host_of(topo, d) == h; d++)
+        if (mc_topology_nic_index(topo, d) == nic)
+            return d;
+    return -1;
+}
+
+/* Rail stripes' crossing from the host of `from` (which has the stripe) to needer *to: over
+ * the NIC of both hosts that the α–β model sees free first (the later of the sending NIC's
+ * bytes so far and the receiving NIC's, over the per-NIC rate, a rail crossing counted as one
+ * more NIC latency), each plus a hop over the host's links (α_intra and the stripe over the
+ * port) where the device on that NIC must first get the stripe (PXN-style, one that neither
+ * holds nor needs it; the holders and the host's needers have it) or pass it on (one that
+ * does not need it). Adds the PXN hop; *send and *in get the crossing's ends, and *to the
+ * needer the stripe enters when that is *in. */
+static mc_status_t rail_route(ctx_t *c, const mc_piece_t *p, int64_t from, int64_t *to,
+                              double bytes, int64_t *send, int64_t *in)
+{
+    const mc_topology_t *topo = c->plan->topo;
+    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
+    double inv = (double)mc_topology_nic_ports(topo) /
+                 fmin(mc_topology_nic_out(topo), mc_topology_nic_in(topo)),
+           hop = intra.latency + bytes / intra.bandwidth, best_t = INFINITY;
+    int64_t flow = c->plan->nflows;
+    *send = from;
+    *in = *to;
+    for (int nic = 0; nic < mc_topology_nics_per_host(topo); nic++) {
+        int64_t sd = device_on_nic(topo, from, nic), rd = device_on_nic(topo, *to, nic);
+        if (sd < 0 || rd < 0)
+            continue;
+        int has =
+            sd == from || c->relayed[sd] == flow || mc_piece_needs(p, sd) || mc_piece_holds(p, sd);
+        double t_send = c->loads.nic_send[mc_topology_nic_port(topo, sd)] * inv + (has ? 0 : hop);
+        double t_recv = c->loads.nic_recv[mc_topology_nic_port(topo, rd)] * inv +
+                        (mc_piece_needs(p, rd) ? 0 : hop);
+        double t = fmax(t_send, t_recv) + mc_topology_nic_extra_latency(topo, sd, rd);
+        if (t < best_t) {
+            best_t = t;
+            *send = sd;
+            *in = rd;
+        }
+    }
+    if (mc_piece_needs(p, *in))
+        *to = *in;
+    if (*send == from || c->relayed[*send] == flow || mc_piece_needs(p, *send) ||
+        mc_piece_holds(p, *send))
+        return MC_OK;
+    c->relayed[*send] = flow; /* PXN: over the host's links to the device on that NIC */
+    mc_loads_add(&c->loads, topo, from, *send, bytes);
+    return mc_plan_add_edge(c->plan, from, *send);
+}
+
 /* Multi-path feeding: the sender of a stripe to a host that holds it. Its least-loaded
  * local holder, unless a holder on another host would deliver it sooner by the α–β model
  * (that host's NIC egress and this host's NIC ingress so far, plus the stripe, over the NIC
@@ -243,6 +308,16 @@ static int64_t local_or_remote(ctx_t *c, const mc_piece_t *p, int nh, const mc_h
     return t_far < t_local
                ? mc_least_loaded(p->holders + far->first, far->count, c->loads.dev_nic_send)
                : from;
+}
+
+/* Rail stripes: at least one stripe per NIC of a host (of at least min_stripe bytes), so a
+ * piece that crosses from one device to one device can take every NIC of both hosts. */
+static int rail_stripes(const mc_topology_t *topo, const mc_piece_t *p, int k, int64_t min_stripe)
+{
+    int64_t nics = mc_topology_nic_ports(topo), want = p->bytes / min_stripe;
+    if (want > nics)
+        want = nics;
+    return k > want ? k : (int)want;
 }
 
 /* How many stripes plan_piece cuts piece p into (before mc_box_split caps it by the box),
@@ -339,6 +414,8 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
             c->order[nneed++] = g;
     int k = stripe_count(p, c->hruns, nh, c->nruns, nn, per_needer, min_stripe, scatter,
                          c->star ? c->per_entry : 0, host_scatter);
+    if (c->rails)
+        k = rail_stripes(topo, p, k, min_stripe);
     k = (c->even   ? mc_box_split_even
          : c->deep ? mc_box_split_deep
                    : mc_box_split)(&p->box, ndim, k, c->stripes);
@@ -381,13 +458,22 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
                 from = pick_sender(c, p, nh, nn, c->served, 0, to, &via);
             else
                 from = pick_sender(c, p, nh, nn, c->served, j, to, &via);
-            if ((s = rail_relay(c, p, from, to, bytes, &from)))
+            /* rail stripes: across on the NICs free first, relayed in either host as needed */
+            int64_t in = to;
+            if ((s = c->rails ? rail_route(c, p, from, &to, bytes, &from, &in)
+                              : rail_relay(c, p, from, to, bytes, &from)))
                 break;
-            mc_loads_add(&c->loads, topo, from, to, bytes);
+            mc_loads_add(&c->loads, topo, from, in, bytes);
             c->entry[g->host] = to;
             c->ready[g->host] = (mc_find_run(c->hruns, nh, via) ? 0 : c->ready[via]) + hop;
             c->served[j] = g->host;
-            if (!(s = mc_plan_add_edge(plan, from, to)))
+            s = mc_plan_add_edge(plan, from, in);
+            if (!s && in != to) {
+                c->relayed[in] = plan->nflows; /* rail_relay may send on from it */
+                mc_loads_add(&c->loads, topo, in, to, bytes);
+                s = mc_plan_add_edge(plan, in, to);
+            }
+            if (!s)
                 s = (c->star ? mc_fan_out_star : mc_fan_out_in_host)(plan, &c->loads, needers,
                                                                      g->count, to, bytes);
         }
@@ -459,7 +545,8 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
         .per_entry = policy == POLICY_SCATTER_STAR_FINE || policy == POLICY_SCATTER_STAR_NIC_FINE
                          ? STAR_FINE
                          : 1,
-        .deep = policy == POLICY_DEEP};
+        .deep = policy == POLICY_DEEP,
+        .rails = policy == POLICY_RAILS};
     int64_t most = mc_pieces_most_devices(ps), nhost = mc_topology_hosts(plan->topo),
             *by_size = NULL;
     mc_status_t s = mc_loads_create(plan->topo, &c.loads);
@@ -469,7 +556,9 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
     c.nruns = mc_calloc((size_t)most, sizeof *c.nruns);
     /* stars round a piece's stripes up to a multiple of its entries, times per_entry
      * (stripe_count): below 2 * per_entry * most */
-    c.stripes = mc_calloc((size_t)((c.star ? 2 * c.per_entry : 1) * most), sizeof *c.stripes);
+    c.stripes = mc_calloc((size_t)((c.star ? 2 * c.per_entry : 1) * most +
+                                   (c.rails ? mc_topology_nic_ports(plan->topo) : 0)),
+                          sizeof *c.stripes);
     c.entry = mc_calloc((size_t)nhost, sizeof *c.entry);
     c.ready = mc_calloc((size_t)nhost, sizeof *c.ready);
     c.served = mc_calloc((size_t)most, sizeof *c.served);
@@ -493,10 +582,10 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
     if (delivered / deliveries > (double)host_stripe)
         host_stripe = (int64_t)(delivered / deliveries);
     int scatter = policy == POLICY_SCATTER || c.star;
-    int64_t min_stripe = policy == POLICY_FINE           ? FINE_STRIPE_BYTES
-                         : scatter                       ? scatter_stripe
-                         : policy >= POLICY_HOST_SCATTER ? host_stripe
-                                                         : MIN_STRIPE_BYTES;
+    int64_t min_stripe = policy == POLICY_FINE || c.rails ? FINE_STRIPE_BYTES
+                         : scatter                        ? scatter_stripe
+                         : policy >= POLICY_HOST_SCATTER  ? host_stripe
+                                                          : MIN_STRIPE_BYTES;
     if ((s = reserve(plan, policy == POLICY_DIRECT ? 0 : min_stripe)) ||
         (s = mc_pieces_by_size(ps, &by_size)))
         goto out;
@@ -535,14 +624,15 @@ static mc_status_t least_size(const mc_plan_t *plan, int policy, double *flows, 
     int64_t most = mc_pieces_most_devices(ps);
     mc_host_run_t *hruns = mc_calloc((size_t)most, sizeof *hruns);
     mc_host_run_t *nruns = mc_calloc((size_t)most, sizeof *nruns);
-    mc_box_t *stripes = mc_calloc((size_t)most, sizeof *stripes);
+    mc_box_t *stripes =
+        mc_calloc((size_t)(most + mc_topology_nic_ports(plan->topo)), sizeof *stripes);
     mc_status_t s = hruns && nruns && stripes ? MC_OK : MC_ERR_NOMEM;
     double total = 0;
     for (int64_t i = 0; i < ps->npieces; i++)
         total += (double)ps->pieces[i].bytes;
-    int64_t min_stripe = policy == POLICY_FINE      ? FINE_STRIPE_BYTES
-                         : policy == POLICY_SCATTER ? scatter_least(total)
-                                                    : MIN_STRIPE_BYTES;
+    int64_t min_stripe = policy == POLICY_FINE || policy == POLICY_RAILS ? FINE_STRIPE_BYTES
+                         : policy == POLICY_SCATTER                      ? scatter_least(total)
+                                                                         : MIN_STRIPE_BYTES;
     *flows = *edges = 0;
     for (int64_t i = 0; i < ps->npieces && !s; i++) {
         const mc_piece_t *p = &ps->pieces[i];
@@ -554,6 +644,8 @@ static mc_status_t least_size(const mc_plan_t *plan, int policy, double *flows, 
             int nn = mc_group_by_host(plan->topo, p->needers, p->nneeders, nruns);
             k = stripe_count(p, hruns, nh, nruns, nn, policy != POLICY_PER_HOLDER, min_stripe,
                              policy == POLICY_SCATTER, 0, 0);
+            if (policy == POLICY_RAILS)
+                k = rail_stripes(plan->topo, p, k, min_stripe);
             k = mc_box_split(&p->box, ps->ndim, k, stripes);
         }
         for (int j = 0; j < p->nneeders; j++)
@@ -992,6 +1084,19 @@ static int host_scatter_differs(const mc_plan_t *plan)
         return 0;
     for (int64_t i = 0; i < ps->npieces; i++)
         if (needing_hosts(plan->topo, &ps->pieces[i], 3) >= 3)
+            return 1;
+    return 0;
+}
+
+/* Whether rail stripes can differ from per-needer ones: the hosts' NICs are ports of their
+ * own (nic-affinity) and some piece crosses to a host that holds none of it. */
+static int rails_differs(const mc_plan_t *plan)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    if (mc_topology_nic_ports(plan->topo) < 2)
+        return 0;
+    for (int64_t i = 0; i < ps->npieces; i++)
+        if (needing_hosts(plan->topo, &ps->pieces[i], 1) > 0)
             return 1;
     return 0;
 }
@@ -1537,8 +1642,10 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     if (!s && per_needer_differs(plan))
         s = try_policy(plan, POLICY_PER_NEEDER, 0, &best);
     /* lb_order's rounds grow faster than linearly with the pieces: tried up to a limit */
-    int last = plan->pieces->npieces <= LB_ORDER_MAX_PIECES ? POLICY_BROADCAST_LB_ORDER
-                                                            : POLICY_BROADCAST_LB_SIZE;
+    int64_t lb_max =
+        mc_topology_nic_ports(plan->topo) > 1 ? LB_ORDER_MAX_PIECES_PER_NIC : LB_ORDER_MAX_PIECES;
+    int last =
+        plan->pieces->npieces <= lb_max ? POLICY_BROADCAST_LB_ORDER : POLICY_BROADCAST_LB_SIZE;
     double first[POLICY_BROADCAST_LB_ORDER + 1];
     first[POLICY_PER_HOLDER] = first[POLICY_PER_NEEDER] = best.full;
     char floor_only[POLICY_BROADCAST_LB_ORDER + 1] = {0}; /* first[] is only a floor */
@@ -1549,6 +1656,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
             ((policy != POLICY_MULTIPATH && policy != POLICY_NIC_SPLIT) ||
              multipath_differs(plan)) &&
             (policy != POLICY_SCATTER || scatter_differs(plan)) &&
+            (policy != POLICY_RAILS || rails_differs(plan)) &&
             !(s = try_policy(plan, policy, 0, &best))) {
             first[policy] = best.last;
             floor_only[policy] = (char)best.last_floor;
