@@ -347,6 +347,41 @@ static void reduction_terms(const mc_pieces_t *ps, const mc_piece_t *p, const mc
         (double)p->bytes * (double)mc_reduce_min_messages(k, 1, p->nneeders, needer_holds);
 }
 
+/* Each host's NIC rates in and out, bin[h] and bout[h]: the pooled rates, or with a port per
+ * NIC (nic-affinity) the NICs its devices in the meshes sit on, since a device sends and
+ * receives on its own NIC only (a host whose used devices reach 4 of its 8 NICs moves half of
+ * its rate); then at most what the other hosts send it, and take from it. */
+static mc_status_t host_nic_rates(const mc_topology_t *topo, double *bin, double *bout)
+{
+    int64_t nhost = mc_topology_hosts(topo), ndev = mc_topology_devices(topo);
+    int64_t ports = mc_topology_nic_ports(topo);
+    double in_all = 0, out_all = 0;
+    char *used = ports > 1 ? mc_calloc((size_t)(nhost * ports), 1) : NULL;
+    if (ports > 1 && !used)
+        return MC_ERR_NOMEM;
+    for (int64_t d = 0; used && d < ndev; d++)
+        used[mc_topology_nic_port(topo, d)] = 1;
+    for (int64_t h = 0; h < nhost; h++) {
+        double nics = (double)ports;
+        if (used) {
+            nics = 0;
+            for (int64_t i = 0; i < ports; i++)
+                nics += used[h * ports + i];
+        }
+        bin[h] = mc_topology_nic_in(topo) * nics / (double)ports;
+        bout[h] = mc_topology_nic_out(topo) * nics / (double)ports;
+        in_all += bin[h];
+        out_all += bout[h];
+    }
+    for (int64_t h = 0; h < nhost; h++) {
+        double in = bin[h];
+        bin[h] = fmin(bin[h], out_all - bout[h]);
+        bout[h] = fmin(bout[h], in_all - in);
+    }
+    free(used);
+    return MC_OK;
+}
+
 mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *topo, double *seconds)
 {
     int64_t nhost = mc_topology_hosts(topo), ndev = mc_topology_devices(topo);
@@ -380,6 +415,7 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     own_t *own = NULL;
     int64_t own_cap = 0;
     double *bout = mc_calloc((size_t)nhost, sizeof(double));
+    double *bin = mc_calloc((size_t)nhost, sizeof(double));
     int64_t *hosts = mc_calloc((size_t)total_holders + 1, sizeof(int64_t));
     int64_t *tmp = mc_calloc((size_t)ndev + 1, sizeof(int64_t));
     int64_t *count = mc_calloc((size_t)ndev + 1, sizeof(int64_t));
@@ -397,8 +433,8 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         red.copies = mc_calloc((size_t)pieces->naddends, sizeof *red.copies);
         red.known = mc_calloc((size_t)nhost, sizeof *red.known);
     }
-    if (!r_host || !r_dev || !e_dev || !c_dev || !l_dev || !early || !bout || !hosts || !tmp ||
-        !count || !needs || !items || !groups || !gsize || !goff || !ghosts ||
+    if (!r_host || !r_dev || !e_dev || !c_dev || !l_dev || !early || !bout || !bin || !hosts ||
+        !tmp || !count || !needs || !items || !groups || !gsize || !goff || !ghosts ||
         (pieces->naddends > 1 && (!red.stamp || !red.copies || !red.known))) {
         s = MC_ERR_NOMEM;
         goto out;
@@ -472,15 +508,17 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         used += groups[g].len;
         goff[++m] = used;
     }
-    double bound = 0, sum_r = 0, t;
+    double bound = 0, sum_r = 0, sum_out = 0, t;
+    if ((s = host_nic_rates(topo, bin, bout)))
+        goto out;
     for (int64_t h = 0; h < nhost; h++) {
-        bout[h] = b_out;
         sum_r += r_host[h];
-        if (r_host[h] > 0 && (t = r_host[h] / b_in + nic.latency) > bound)
+        sum_out += bout[h];
+        if (r_host[h] > 0 && (t = r_host[h] / bin[h] + nic.latency) > bound)
             bound = t;
     }
     /* every host of the meshes may relay, also those that hold and need nothing */
-    if (sum_r > 0 && (t = sum_r / (b_out * (double)nhost) + nic.latency) > bound)
+    if (sum_r > 0 && (t = sum_r / sum_out + nic.latency) > bound)
         bound = t;
     double closure = 0;
     if (m > 0 && (s = mc_bound_closure(m, gsize, goff, ghosts, nhost, bout, &closure)))
@@ -574,6 +612,7 @@ out:
     free(early);
     free(own);
     free(bout);
+    free(bin);
     free(hosts);
     free(tmp);
     free(count);
