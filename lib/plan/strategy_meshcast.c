@@ -132,8 +132,8 @@ typedef struct {
                          over the NIC from another holder host (2: star_nic) */
     int per_entry;    /* stars: stripes per entry (1 or STAR_FINE) */
     int deep;         /* stripes by mc_box_split_deep */
-    int rails;        /* rail stripes: a stripe per NIC, entering and leaving a host on the
-                         NIC with the least load, relayed over the host's links (rail_entry) */
+    int rails;        /* rail stripes: a stripe per NIC, each crossing on the NICs free
+                         first, relayed over the hosts' links (rail_route) */
 } ctx_t;
 
 /* Sender for the next host crossing of a stripe: among the holder hosts (ready at 0) and
@@ -237,6 +237,13 @@ static int64_t device_on_nic(const mc_topology_t *topo, int64_t near, int nic)
     return -1;
 }
 
+/* Whether device d of a host the current stripe reached has it: a holder, a needer (the
+ * host's needers are fed before it sends on), or a relay of this stripe already. */
+static int has_stripe(const ctx_t *c, const mc_piece_t *p, int64_t d)
+{
+    return c->relayed[d] == c->plan->nflows || mc_piece_needs(p, d) || mc_piece_holds(p, d);
+}
+
 /* Rail stripes' crossing from the host of `from` (which has the stripe) to needer *to: over
  * the NIC of both hosts that the α–β model sees free first (the later of the sending NIC's
  * bytes so far and the receiving NIC's, over the per-NIC rate, a rail crossing counted as one
@@ -253,15 +260,13 @@ static mc_status_t rail_route(ctx_t *c, const mc_piece_t *p, int64_t from, int64
     double inv = (double)mc_topology_nic_ports(topo) /
                  fmin(mc_topology_nic_out(topo), mc_topology_nic_in(topo)),
            hop = intra.latency + bytes / intra.bandwidth, best_t = INFINITY;
-    int64_t flow = c->plan->nflows;
     *send = from;
     *in = *to;
     for (int nic = 0; nic < mc_topology_nics_per_host(topo); nic++) {
         int64_t sd = device_on_nic(topo, from, nic), rd = device_on_nic(topo, *to, nic);
         if (sd < 0 || rd < 0)
             continue;
-        int has =
-            sd == from || c->relayed[sd] == flow || mc_piece_needs(p, sd) || mc_piece_holds(p, sd);
+        int has = sd == from || has_stripe(c, p, sd);
         double t_send = c->loads.nic_send[mc_topology_nic_port(topo, sd)] * inv + (has ? 0 : hop);
         double t_recv = c->loads.nic_recv[mc_topology_nic_port(topo, rd)] * inv +
                         (mc_piece_needs(p, rd) ? 0 : hop);
@@ -274,10 +279,9 @@ static mc_status_t rail_route(ctx_t *c, const mc_piece_t *p, int64_t from, int64
     }
     if (mc_piece_needs(p, *in))
         *to = *in;
-    if (*send == from || c->relayed[*send] == flow || mc_piece_needs(p, *send) ||
-        mc_piece_holds(p, *send))
+    if (*send == from || has_stripe(c, p, *send))
         return MC_OK;
-    c->relayed[*send] = flow; /* PXN: over the host's links to the device on that NIC */
+    c->relayed[*send] = c->plan->nflows; /* PXN: over the host's links to the device on that NIC */
     mc_loads_add(&c->loads, topo, from, *send, bytes);
     return mc_plan_add_edge(c->plan, from, *send);
 }
@@ -469,7 +473,7 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
             c->served[j] = g->host;
             s = mc_plan_add_edge(plan, from, in);
             if (!s && in != to) {
-                c->relayed[in] = plan->nflows; /* rail_relay may send on from it */
+                c->relayed[in] = plan->nflows; /* rail_route may send on from it */
                 mc_loads_add(&c->loads, topo, in, to, bytes);
                 s = mc_plan_add_edge(plan, in, to);
             }
