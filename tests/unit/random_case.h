@@ -356,6 +356,48 @@ static inline int rc_case_make(uint64_t seed, int64_t max_mesh, rc_case_t *c, ch
     return 0;
 }
 
+/* For a third of the seeds with several NICs per host (a stream of its own, so the other
+ * draws stay as they were): the case's topology again with a 'nic-affinity' line, each device
+ * of a host on a random one of its NICs, rail-optimized half the time, so the per-NIC paths
+ * of the planner and the bound (rail stripes, the NICs a host's devices reach) meet random
+ * cases too. Returns 0, or -1 with err set. */
+static inline int rc_case_affinity(rc_case_t *c, char *err, size_t err_len)
+{
+    rc_rng_t ar = {c->seed ^ 0x6166666e69747900ull};
+    int nics = mc_topology_nics_per_host(c->topo);
+    int64_t dph = mc_topology_devices_per_host(c->topo);
+    if (nics < 2 || rc_range(&ar, 0, 2) != 0)
+        return 0;
+    FILE *f = tmpfile();
+    char text[2048], line[512];
+    size_t n = 0;
+    if (!f || mc_topology_write(c->topo, f) || fseek(f, 0, SEEK_SET) ||
+        (n = fread(text, 1, sizeof text - 1, f)) == 0) {
+        snprintf(err, err_len, "%s: cannot write the topology again", c->desc);
+        if (f)
+            fclose(f);
+        return -1;
+    }
+    fclose(f);
+    text[n] = '\0';
+    int len = snprintf(line, sizeof line, "nic-affinity map=");
+    for (int64_t d = 0; d < dph && len < (int)sizeof line - 16; d++)
+        len += snprintf(line + len, sizeof line - (size_t)len, "%s%lld", d ? "," : "",
+                        (long long)rc_range(&ar, 0, nics - 1));
+    snprintf(line + len, sizeof line - (size_t)len, "%s\n", rc_range(&ar, 0, 1) ? " rails" : "");
+    strncat(text, line, sizeof text - strlen(text) - 1);
+    mc_topology_t *t = NULL;
+    if (mc_topology_parse(text, "random.topo", &t)) {
+        snprintf(err, err_len, "%s: mc_topology_parse: %s\n%s", c->desc, mc_last_error(), text);
+        return -1;
+    }
+    mc_topology_destroy(c->topo);
+    c->topo = t;
+    size_t at = strlen(c->desc);
+    snprintf(c->desc + at, sizeof c->desc - at, " %.*s", (int)strcspn(line, "\n"), line);
+    return 0;
+}
+
 /* Row-major flat index of coordinate x in shape (ndim dims). */
 static inline int64_t rc_flat(int ndim, const int64_t *shape, const int64_t *x)
 {

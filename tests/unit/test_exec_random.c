@@ -46,6 +46,11 @@ static void run_case(uint64_t seed, int64_t *nruns)
         report(&c, "generator", "%s", err);
         return;
     }
+    if (rc_case_affinity(&c, err, sizeof err)) {
+        report(&c, "generator", "%s", err);
+        rc_case_free(&c);
+        return;
+    }
     rc_rng_t rng = {seed ^ 0x5eed};
     uint64_t pat = seed;
     eh_tiles_t src;

@@ -315,6 +315,12 @@ static void run_case(uint64_t seed, int64_t *nplans)
         fprintf(stderr, "FAIL seed=%llu: generator: %s\n", (unsigned long long)seed, err);
         return;
     }
+    if (rc_case_affinity(&c, err, sizeof err)) {
+        failures++;
+        fprintf(stderr, "FAIL seed=%llu: generator: %s\n", (unsigned long long)seed, err);
+        rc_case_free(&c);
+        return;
+    }
     oracle_t o;
     oracle_init(&c, &o);
     double bound = -1;
