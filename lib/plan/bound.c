@@ -551,13 +551,22 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     /* host ports: a host's needing devices take bytes through their own ports or its NIC
      * (a reduction's needer lacks the combination: it too receives every element), each
      * device's port for itself (bound_host_ports.c); r_host gets each host's needs */
-    if ((s = mc_bound_host_ports(topo, r_dev, intra.bandwidth, intra.latency, b_in, nic.latency,
-                                 &t)))
+    /* a device's NIC path: with a port per NIC, its own NIC's rate (what comes over other
+     * NICs reaches it through its port), else its host's */
+    int per_nic = mc_topology_nic_ports(topo) > 1;
+    double d_in = per_nic
+                      ? fmin(b_in, mc_topology_nic_in(topo) / (double)mc_topology_nic_ports(topo))
+                      : b_in,
+           d_out = per_nic ? fmin(b_out,
+                                  mc_topology_nic_out(topo) / (double)mc_topology_nic_ports(topo))
+                           : b_out;
+    if ((s = mc_bound_host_ports(topo, r_dev, intra.bandwidth, intra.latency, b_in, d_in,
+                                 nic.latency, &t)))
         goto out;
     if (t > bound)
         bound = t;
-    if ((s = mc_bound_host_ports(topo, e_dev, intra.bandwidth, intra.latency, b_out, nic.latency,
-                                 &t)))
+    if ((s = mc_bound_host_ports(topo, e_dev, intra.bandwidth, intra.latency, b_out, d_out,
+                                 nic.latency, &t)))
         goto out;
     if (t > bound)
         bound = t;
@@ -588,10 +597,10 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     if (copies && nown > 0)
         own_relays(own, nown, items, intra.bandwidth, intra.latency, l_dev);
     for (int64_t d = 0; d < ndev; d++) {
-        if ((t = mc_bound_paths(r_dev[d], intra.bandwidth, intra.latency, b_in, nic.latency)) >
+        if ((t = mc_bound_paths(r_dev[d], intra.bandwidth, intra.latency, d_in, nic.latency)) >
             bound)
             bound = t;
-        if ((t = mc_bound_paths(e_dev[d], intra.bandwidth, intra.latency, b_out, nic.latency)) >
+        if ((t = mc_bound_paths(e_dev[d], intra.bandwidth, intra.latency, d_out, nic.latency)) >
             bound)
             bound = t;
         if (c_dev[d] > 0 && (t = c_dev[d] / copy.bandwidth + copy.latency) > bound)

@@ -236,10 +236,12 @@ double mc_bound_relay(mc_relay_item_t *items, int64_t n, double bw, double alpha
 double mc_bound_paths(double bytes, double b1, double a1, double b2, double a2);
 
 /* The host-port term: max over hosts h and j of paths(the j largest bytes[d] of h's devices
- * summed; j·b1, a1; b2, a2): what a device's own port (b1) cannot carry by T comes through
- * its host's NIC (b2), which the host's devices share (lib/plan/bound_host_ports.c). */
+ * summed; j·b1, a1; min(b2, j·b2_port), a2): what a device's own port (b1) cannot carry by T
+ * comes through its host's NIC (b2), which the host's devices share, and through at most
+ * their own NIC ports (b2_port each; b2 where the NICs are pooled)
+ * (lib/plan/bound_host_ports.c). */
 mc_status_t mc_bound_host_ports(const mc_topology_t *topo, const double *bytes, double b1,
-                                double a1, double b2, double a2, double *seconds);
+                                double a1, double b2, double b2_port, double a2, double *seconds);
 
 /* The senders term: per host h, the least T with Σ_{d in h} need[d] ≤ Σ_{d in h}
  * b_intra·(T − a_intra − (early[d] ? 0 : a_min))⁺ + b_in·(T − a_nic)⁺: what h's devices need
