@@ -182,6 +182,18 @@ static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, int nn, const 
     return from;
 }
 
+/* The device of the host of `near` on NIC `nic` (a host's ids are contiguous), or -1. */
+static int64_t device_on_nic(const mc_topology_t *topo, int64_t near, int nic)
+{
+    int64_t h = mc_topology_host_of(topo, near), ndev = mc_topology_devices(topo), d = near;
+    while (d > 0 && mc_topology_host_of(topo, d - 1) == h)
+        d--;
+    for (; d < ndev && mc_topology_host_of(topo, d) == h; d++)
+        if (mc_topology_nic_index(topo, d) == nic)
+            return d;
+    return -1;
+}
+
 /* PXN (as NCCL's): on a rail-optimized cluster a crossing from a device on another rail
  * than its receiver first goes over the host's links to a device of the sender's host on
  * the receiver's rail, when the α–β model sees it leave sooner that way: that NIC's bytes
@@ -192,20 +204,14 @@ static mc_status_t rail_relay(ctx_t *c, const mc_piece_t *p, int64_t from, int64
 {
     const mc_topology_t *topo = c->plan->topo;
     mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
-    int64_t flow = c->plan->nflows, ndev = mc_topology_devices(topo), r = -1;
+    int64_t flow = c->plan->nflows;
     int rail = -1, own = -1;
     *out = from;
     if (mc_topology_nic_extra_latency(topo, from, to) <= intra.latency + bytes / intra.bandwidth ||
         mc_topology_nic_of(topo, to, &rail) || mc_topology_nic_of(topo, from, &own))
         return MC_OK;
     /* a device of from's host on to's rail that neither holds nor needs the piece */
-    int64_t h = mc_topology_host_of(topo, from);
-    for (int64_t d = from; d >= 0 && mc_topology_host_of(topo, d) == h; d--)
-        if (mc_topology_nic_index(topo, d) == rail)
-            r = d;
-    for (int64_t d = from + 1; r < 0 && d < ndev && mc_topology_host_of(topo, d) == h; d++)
-        if (mc_topology_nic_index(topo, d) == rail)
-            r = d;
+    int64_t r = device_on_nic(topo, from, rail);
     double inv = (double)mc_topology_nic_ports(topo) /
                  fmin(mc_topology_nic_out(topo), mc_topology_nic_in(topo));
     if (r < 0 || mc_piece_needs(p, r) ||
@@ -223,18 +229,6 @@ static mc_status_t rail_relay(ctx_t *c, const mc_piece_t *p, int64_t from, int64
     c->relayed[r] = flow;
     mc_loads_add(&c->loads, topo, from, r, bytes);
     return mc_plan_add_edge(c->plan, from, r);
-}
-
-/* The device of the host of `near` on NIC `nic` (a host's ids are contiguous), or -1. */
-static int64_t device_on_nic(const mc_topology_t *topo, int64_t near, int nic)
-{
-    int64_t h = mc_topology_host_of(topo, near), ndev = mc_topology_devices(topo), d = near;
-    while (d > 0 && mc_topology_host_of(topo, d - 1) == h)
-        d--;
-    for (; d < ndev && mc_topology_host_of(topo, d) == h; d++)
-        if (mc_topology_nic_index(topo, d) == nic)
-            return d;
-    return -1;
 }
 
 /* Whether device d of a host the current stripe reached has it: a holder, a needer (the
