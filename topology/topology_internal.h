@@ -78,6 +78,13 @@ static inline int64_t mc_topology_nic_ports(const mc_topology_t *topo)
 {
     return topo->nic_map ? topo->nics : 1;
 }
+/* Seconds per byte of one cost-model NIC port: the slower direction of the host's NICs
+ * (as mc_topology_link's NIC), pooled into one port or split over a port per NIC. */
+static inline double mc_topology_nic_port_seconds_per_byte(const mc_topology_t *topo)
+{
+    double slower = topo->nic_in_bw < topo->nic_out_bw ? topo->nic_in_bw : topo->nic_out_bw;
+    return (double)mc_topology_nic_ports(topo) / (slower * topo->nics);
+}
 /* Cost-model NIC port of device d, in 0..hosts*nic_ports-1. */
 static inline int64_t mc_topology_nic_port(const mc_topology_t *topo, int64_t d)
 {

@@ -254,10 +254,9 @@ static mc_status_t build_edges(sim_t *s)
         goto out;
     mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
     mc_link_t nic = mc_topology_link(topo, MC_LINK_NIC);
-    double nic_out = mc_topology_nic_out(topo), nic_in = mc_topology_nic_in(topo);
     /* pooled: one port per host at the NICs' summed rate; with affinity one per NIC */
     int64_t nports = nhost * mc_topology_nic_ports(topo);
-    double nic_bw = (nic_out < nic_in ? nic_out : nic_in) / (double)mc_topology_nic_ports(topo);
+    double inv_nic = mc_topology_nic_port_seconds_per_byte(topo);
     s->links[LINK_INTRA] = (sim_link_t){intra.latency, 1.0 / intra.bandwidth};
     for (int64_t fi = 0; fi < plan->nflows; fi++) {
         const mc_flow_t *f = &plan->flows[fi];
@@ -292,8 +291,8 @@ static mc_status_t build_edges(sim_t *s)
                 e->r_send = (int32_t)(2 * ndev + mc_topology_nic_port(topo, pe->from));
                 e->r_recv = (int32_t)(2 * ndev + nports + mc_topology_nic_port(topo, pe->to));
                 e->link = LINK_NIC + (extra != 0) + 2 * slowed;
-                s->links[e->link] = (sim_link_t){
-                    nic.latency + extra, 1.0 / (slowed ? topo->crossbar_eff * nic_bw : nic_bw)};
+                s->links[e->link] = (sim_link_t){nic.latency + extra,
+                                                 slowed ? inv_nic / topo->crossbar_eff : inv_nic};
             } else {
                 e->r_send = (int32_t)pe->from;
                 e->r_recv = (int32_t)(ndev + pe->to);
@@ -471,11 +470,9 @@ mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds)
         free(last_in);
         return MC_ERR_NOMEM;
     }
-    double nic_out = mc_topology_nic_out(topo), nic_in = mc_topology_nic_in(topo);
     mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA),
               nic = mc_topology_link(topo, MC_LINK_NIC);
-    double inv_nic = (double)mc_topology_nic_ports(topo) / (nic_out < nic_in ? nic_out : nic_in),
-           inv_intra = 1.0 / intra.bandwidth;
+    double inv_nic = mc_topology_nic_port_seconds_per_byte(topo), inv_intra = 1.0 / intra.bandwidth;
     double worst = 0;
     for (int64_t fi = 0; fi < plan->nflows; fi++) {
         const mc_flow_t *f = &plan->flows[fi];

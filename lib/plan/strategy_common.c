@@ -32,8 +32,7 @@ int64_t mc_least_loaded(const int64_t *devs, int n, const double *load)
 int64_t mc_least_nic_sender(const mc_topology_t *topo, const mc_loads_t *loads, const int64_t *devs,
                             int n, int64_t best, int64_t to)
 {
-    double inv = (double)mc_topology_nic_ports(topo) /
-                 fmin(mc_topology_nic_out(topo), mc_topology_nic_in(topo));
+    double inv = mc_topology_nic_port_seconds_per_byte(topo);
     double best_t = loads->nic_send[mc_topology_nic_port(topo, best)] * inv +
                     mc_topology_nic_extra_latency(topo, best, to);
     for (int i = 0; i < n; i++) {

@@ -212,8 +212,7 @@ static mc_status_t rail_relay(ctx_t *c, const mc_piece_t *p, int64_t from, int64
         return MC_OK;
     /* a device of from's host on to's rail that neither holds nor needs the piece */
     int64_t r = device_on_nic(topo, from, rail);
-    double inv = (double)mc_topology_nic_ports(topo) /
-                 fmin(mc_topology_nic_out(topo), mc_topology_nic_in(topo));
+    double inv = mc_topology_nic_port_seconds_per_byte(topo);
     if (r < 0 || mc_piece_needs(p, r) ||
         c->loads.nic_send[mc_topology_nic_port(topo, r)] * inv + intra.latency +
                 bytes / intra.bandwidth >=
@@ -251,8 +250,7 @@ static mc_status_t rail_route(ctx_t *c, const mc_piece_t *p, int64_t from, int64
 {
     const mc_topology_t *topo = c->plan->topo;
     mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
-    double inv = (double)mc_topology_nic_ports(topo) /
-                 fmin(mc_topology_nic_out(topo), mc_topology_nic_in(topo)),
+    double inv = mc_topology_nic_port_seconds_per_byte(topo),
            hop = intra.latency + bytes / intra.bandwidth, best_t = INFINITY;
     *send = from;
     *in = *to;
@@ -869,8 +867,7 @@ static mc_status_t screen_fill(const mc_plan_t *plan, const int64_t *own, double
     /* per edge of the flow: its path's seconds per byte summed over hops, and the slowest */
     double *sum = malloc((size_t)most * sizeof *sum), *slow = malloc((size_t)most * sizeof *slow);
     int64_t *last_in = mc_calloc((size_t)ndev, sizeof *last_in);
-    double nic_out = mc_topology_nic_out(topo), nic_in = mc_topology_nic_in(topo);
-    double inv_nic = (double)mc_topology_nic_ports(topo) / (nic_out < nic_in ? nic_out : nic_in),
+    double inv_nic = mc_topology_nic_port_seconds_per_byte(topo),
            inv_intra = 1.0 / mc_topology_link(topo, MC_LINK_INTRA).bandwidth;
     *gain = 0;
     if (!sum || !slow || !last_in) {
