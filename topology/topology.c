@@ -206,11 +206,13 @@ enum {
     HAVE_NIC_AFFINITY = 1024
 };
 
-/* "link copy|intra bandwidth=X latency=Y" or "nic count=N in=X out=Y latency=Z [burst=B]". */
+/* "link copy|intra bandwidth=X latency=Y" or
+ * "nic count=N in=X out=Y latency=Z [burst=B] [message=T]". */
 static mc_status_t parse_attrs(const where_t *w, const char *what, char **save, int is_nic,
                                mc_topology_t *t, mc_link_t *link)
 {
-    int have_bw = 0, have_lat = 0, have_count = 0, have_in = 0, have_out = 0, have_burst = 0;
+    int have_bw = 0, have_lat = 0, have_count = 0, have_in = 0, have_out = 0, have_burst = 0,
+        have_msg = 0;
     char why[300];
     char *tok;
     while ((tok = strtok_r(NULL, " \t\r", save))) {
@@ -237,6 +239,10 @@ static mc_status_t parse_attrs(const where_t *w, const char *what, char **save, 
             dst = &t->nic_burst;
             q = Q_BYTES;
             seen = &have_burst;
+        } else if (is_nic && !strcmp(tok, "message")) {
+            dst = &t->nic_msg_s;
+            q = Q_TIME;
+            seen = &have_msg;
         } else if (is_nic && !strcmp(tok, "count")) {
             int64_t c;
             if (have_count)
@@ -249,7 +255,7 @@ static mc_status_t parse_attrs(const where_t *w, const char *what, char **save, 
             continue;
         } else {
             return PERR(w, "%s: unknown attribute '%s' (expected %s)", what, tok,
-                        is_nic ? "count, in, out, latency, burst" : "bandwidth, latency");
+                        is_nic ? "count, in, out, latency, burst, message" : "bandwidth, latency");
         }
         if (*seen)
             return PERR(w, "%s: duplicate '%s'", what, tok);
@@ -664,6 +670,11 @@ mc_status_t mc_topology_write(const mc_topology_t *topo, FILE *out)
         char nb[48];
         format_quantity(topo->nic_burst, Q_BYTES, 0, nb, sizeof nb);
         fprintf(out, " burst=%s", nb);
+    }
+    if (topo->nic_msg_s > 0) {
+        char nm[48];
+        format_quantity(topo->nic_msg_s, Q_TIME, 0, nm, sizeof nm);
+        fprintf(out, " message=%s", nm);
     }
     fputc('\n', out);
     mc_nic_affinity_write(topo, out);

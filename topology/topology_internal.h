@@ -18,6 +18,8 @@ struct mc_topology {
     double nic_latency;   /* seconds per message over a NIC */
     double nic_burst;     /* bytes a shaped NIC passes at once after an idle spell (its token
                              bucket, per NIC and direction); 0 = a plain link */
+    double nic_msg_s;     /* NIC port time per message (chunk) besides its bytes, at the
+                             sending and the receiving port, seconds; 0 = none */
     double host_bw;       /* all intra-host transfers of a host at once, bytes/s; 0 = none */
     double machine_bw;    /* all intra-host transfers of all hosts at once (hosts emulated on
                              one machine, whose cores do every copy), bytes/s; 0 = none */

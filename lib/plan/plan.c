@@ -232,7 +232,8 @@ static void cap_chunks(mc_plan_t *plan)
 /* Moving S bytes through a bottleneck port (latency α) in chunks of c costs about
  * (S/c)·α + S/B, plus a pipeline fill of c·W where W sums 1/B over the other hops of the
  * slowest path; the minimum is at c* = sqrt(S·α/W). S is the busiest port's bytes of that
- * class (flows share it), clamped to 256 KiB..4 MiB (FIELD-NOTES). */
+ * class (flows share it), clamped to 256 KiB..4 MiB (FIELD-NOTES). A NIC's message cost
+ * (port time per chunk) is paid per chunk as α is: it adds to α. */
 mc_status_t mc_plan_set_chunks(mc_plan_t *plan)
 {
     /* a cap below the least chunk lowers the least chunk to it */
@@ -276,7 +277,8 @@ mc_status_t mc_plan_set_chunks(mc_plan_t *plan)
                 port[k] = busiest_port(plan, cls);
             double s = port[k] > (double)f->bytes ? port[k] : (double)f->bytes;
             double w = fill - 1.0 / link.bandwidth;
-            double best = w > 1e-30 ? sqrt(s * link.latency / w) : (double)hi;
+            double alpha = link.latency + (k ? plan->topo->nic_msg_s : 0);
+            double best = w > 1e-30 ? sqrt(s * alpha / w) : (double)hi;
             if (plan->chunk_scale > 0)
                 best *= plan->chunk_scale;
             c = best < lo ? lo : best > hi ? hi : (int64_t)best;

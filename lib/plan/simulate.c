@@ -22,7 +22,9 @@
  * bandwidth M (hosts emulated on one machine, whose cores do every host's copies) is one
  * more such booking, shared by the intra-host chunks of all hosts; with a machine message
  * cost, each of those chunks books that much more machine time (the cores' work per
- * message, whatever its size: waking the receiver, matching, bookkeeping). A NIC edge
+ * message, whatever its size: waking the receiver, matching, bookkeeping). With a NIC
+ * message cost, a NIC chunk holds both its NIC ports that much longer than its bytes take
+ * (posting, completing and matching one message, whatever its size). A NIC edge
  * between crossbar hosts (lib/plan/crossbar.c) runs at the crossbar efficiency times the
  * NIC rate. */
 #include <math.h>
@@ -63,6 +65,7 @@ typedef struct {
 enum { LINK_INTRA, LINK_NIC, NLINKS = LINK_NIC + 4 };
 typedef struct {
     double latency, inv_bw;
+    double msg; /* port time per chunk besides its bytes (the NIC's message cost) */
 } sim_link_t;
 
 /* A combine of a reduction flow (docs/planning.md#reductions): chunk k of its result is
@@ -184,7 +187,7 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
     if (e->next < e->ready && (st = queue_edge(s, chosen.tie)))
         return st;
     double bytes = chunk_bytes(&s->flows[e->flow], k);
-    double busy_until = best_start + bytes * link->inv_bw;
+    double held = bytes * link->inv_bw + link->msg, busy_until = best_start + held;
     /* an intra-host chunk (its sender port a device's) books its host's and the machine's
      * shared bandwidth, where they are limited (book changes nothing where they are not) */
     if (r < s->ndev && (s->inv_host > 0 || s->inv_machine > 0)) {
@@ -199,8 +202,8 @@ static mc_status_t try_start(sim_t *s, int64_t r, double t)
     if (arrival > s->makespan)
         s->makespan = arrival;
     /* both ports serve their other transfers one at a time after this one */
-    s->work[r] -= bytes * link->inv_bw;
-    s->work[e->r_recv] -= bytes * link->inv_bw;
+    s->work[r] -= held;
+    s->work[e->r_recv] -= held;
     double rest = s->work[r] > s->work[e->r_recv] ? s->work[r] : s->work[e->r_recv];
     if (busy_until + rest > s->limit || s->makespan > s->limit) {
         s->stopped = 1;
@@ -257,7 +260,7 @@ static mc_status_t build_edges(sim_t *s)
     /* pooled: one port per host at the NICs' summed rate; with affinity one per NIC */
     int64_t nports = nhost * mc_topology_nic_ports(topo);
     double inv_nic = mc_topology_nic_port_seconds_per_byte(topo);
-    s->links[LINK_INTRA] = (sim_link_t){intra.latency, 1.0 / intra.bandwidth};
+    s->links[LINK_INTRA] = (sim_link_t){intra.latency, 1.0 / intra.bandwidth, 0};
     for (int64_t fi = 0; fi < plan->nflows; fi++) {
         const mc_flow_t *f = &plan->flows[fi];
         s->flows[fi] = (sim_flow_t){f->bytes, f->chunk_bytes};
@@ -291,16 +294,18 @@ static mc_status_t build_edges(sim_t *s)
                 e->r_send = (int32_t)(2 * ndev + mc_topology_nic_port(topo, pe->from));
                 e->r_recv = (int32_t)(2 * ndev + nports + mc_topology_nic_port(topo, pe->to));
                 e->link = LINK_NIC + (extra != 0) + 2 * slowed;
-                s->links[e->link] = (sim_link_t){nic.latency + extra,
-                                                 slowed ? inv_nic / topo->crossbar_eff : inv_nic};
+                s->links[e->link] =
+                    (sim_link_t){nic.latency + extra,
+                                 slowed ? inv_nic / topo->crossbar_eff : inv_nic, topo->nic_msg_s};
             } else {
                 e->r_send = (int32_t)pe->from;
                 e->r_recv = (int32_t)(ndev + pe->to);
                 e->link = LINK_INTRA;
             }
             link = &s->links[e->link];
-            s->work[e->r_send] += (double)f->bytes * link->inv_bw;
-            s->work[e->r_recv] += (double)f->bytes * link->inv_bw;
+            double held = (double)f->bytes * link->inv_bw + (double)nchunks(f) * link->msg;
+            s->work[e->r_send] += held;
+            s->work[e->r_recv] += held;
         }
         /* the children of each edge, in edge order, from the flow's first slot on */
         int64_t off = f->edge0;
