@@ -1,5 +1,7 @@
 /* The fluid lower bound (docs/planning.md). No plan, on any strategy, can finish sooner:
  *   host NIC in:    max_h R_h / B_in(h)                                  + α_nic
+ *   rails:          max_h Q_h / (2 B_in(h)) + α_nic + min(α_intra, α_nic), Q_h: bytes h lacks that
+ *                   some needer of h gets from no holder on its rail (mc_bound_rails)
  *   host set out:   max_X E(X) / B_out(X)  (max-closure, parametric min-cut) + α_nic
  *   all NICs:       Σ_h R_h / Σ_h B_out(h)                               + α_nic
  *   device in/out:  R_d ≤ B_intra·(T − α_intra)⁺ + B_in(h(d))·(T − α_nic)⁺, and E_d likewise
@@ -517,6 +519,11 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         if (r_host[h] > 0 && (t = r_host[h] / bin[h] + nic.latency) > bound)
             bound = t;
     }
+    /* rails: what reaches a needer from no holder on its rail pays a hop or the spine */
+    if ((s = mc_bound_rails(pieces, topo, bin, &t)))
+        goto out;
+    if (t > bound)
+        bound = t;
     /* every host of the meshes may relay, also those that hold and need nothing */
     if (sum_r > 0 && (t = sum_r / sum_out + nic.latency) > bound)
         bound = t;

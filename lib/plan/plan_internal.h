@@ -258,6 +258,13 @@ mc_status_t mc_bound_start(mc_relay_item_t *items, const int64_t *off, int64_t n
                            int64_t senders, double b_in, double b_out, double a_nic, double a_intra,
                            double *seconds);
 
+/* The rails term: max over hosts h of α_nic + min(α_intra, α_nic) + Q_h / (2 bin[h]), Q_h the
+ * bytes of pieces h lacks that some needer in h gets from no holder on its rail (a crossing
+ * to it pays a hop or the spine); 0 unless topo is rail-optimized, and for partial sources
+ * (lib/plan/bound_rails.c). */
+mc_status_t mc_bound_rails(const mc_pieces_t *pieces, const mc_topology_t *topo, const double *bin,
+                           double *seconds);
+
 /* Membership tests on a piece's sorted holder / needer lists. */
 int mc_piece_needs(const mc_piece_t *p, int64_t device);
 int mc_piece_holds(const mc_piece_t *p, int64_t device);

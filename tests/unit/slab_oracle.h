@@ -28,6 +28,7 @@ typedef struct {
     /* 1 when the term under test gives the bound (above the terms it tightens); may assert */
     int (*decides)(const mc_plan_t *plan, double bound);
     const char *src_spec, *dst_spec; /* the source (2 x 2 mesh) and destination specs */
+    int rails; /* 1: two NICs per host, devices 0 and 2 of a host on rail 0, 1 and 3 on rail 1 */
 } so_case_t;
 
 /* Next parent assignment of piece p's needers (odometer over its other holders and
@@ -102,12 +103,15 @@ static double so_run_instance(const so_case_t *c, uint64_t seed, int64_t *total,
     rc_rng_t r = {seed * 0x9e3779b97f4a7c15ull + 5};
     static const double bw[] = {1e6, 4e6, 16e6, 64e6}, lat[] = {0, 1e-6, 4e-6, 16e-6};
     char text[512];
+    double intra_bw = so_pick(&r, bw, 4), intra_lat = so_pick(&r, lat, 4);
+    int nics = (int)rc_range(&r, 1, 2);
+    double in = so_pick(&r, bw, 4), out = so_pick(&r, bw, 4), nic_lat = so_pick(&r, lat, 4);
     snprintf(text, sizeof text,
              "hosts 2\ndevices_per_host 4\nlink copy bandwidth=1TB/s latency=0\n"
              "link intra bandwidth=%.0fB/s latency=%.9fs\n"
-             "nic count=%d in=%.0fB/s out=%.0fB/s latency=%.9fs\n",
-             so_pick(&r, bw, 4), so_pick(&r, lat, 4), (int)rc_range(&r, 1, 2), so_pick(&r, bw, 4),
-             so_pick(&r, bw, 4), so_pick(&r, lat, 4));
+             "nic count=%d in=%.0fB/s out=%.0fB/s latency=%.9fs\n%s",
+             intra_bw, intra_lat, c->rails ? 2 : nics, in, out, nic_lat,
+             c->rails ? "nic-affinity map=0,1,0,1 rails\n" : "");
     mc_topology_t *topo = NULL;
     if (mc_topology_parse(text, "oracle.topo", &topo))
         fail_msg("seed %llu: %s", (unsigned long long)seed, mc_last_error());
