@@ -285,12 +285,31 @@ static mc_status_t rail_route(ctx_t *c, const mc_piece_t *p, int64_t from, int64
  * local holder, unless a holder on another host would deliver it sooner by the α–β model
  * (that host's NIC egress and this host's NIC ingress so far, plus the stripe, over the NIC
  * rate, plus α_nic, against the local holder's bytes sent plus the stripe over the intra
- * rate): then a NIC that would idle takes part of the load off the few local holders. */
+ * rate): then a NIC that would idle takes part of the load off the few local holders. With a
+ * port per NIC, the remote holder is the one whose own NIC is free first and its egress so
+ * far is that NIC's (host egress balanced over hosts can still pile a host's stripes onto
+ * one of its NICs). */
 static int64_t local_or_remote(ctx_t *c, const mc_piece_t *p, int nh, const mc_host_run_t *own,
                                double bytes, int multipath)
 {
     const mc_topology_t *topo = c->plan->topo;
     int64_t from = mc_least_loaded(p->holders + own->first, own->count, c->loads.dev_send);
+    double t_local =
+        (c->loads.dev_send[from] + bytes) / mc_topology_link(topo, MC_LINK_INTRA).bandwidth;
+    if (multipath && mc_topology_nic_ports(topo) > 1) {
+        int64_t far = -1;
+        for (int i = 0; i < nh; i++) /* -1: the needer's rail is not chosen yet */
+            if (c->hruns[i].host != own->host)
+                far = mc_least_nic_sender(topo, &c->loads, p->holders + c->hruns[i].first,
+                                          c->hruns[i].count,
+                                          far >= 0 ? far : p->holders[c->hruns[i].first], -1);
+        if (far < 0)
+            return from;
+        double t_far = (c->loads.nic_send[mc_topology_nic_port(topo, far)] + bytes) *
+                           mc_topology_nic_port_seconds_per_byte(topo) +
+                       mc_topology_link(topo, MC_LINK_NIC).latency;
+        return t_far < t_local ? far : from;
+    }
     const mc_host_run_t *far = NULL;
     for (int i = 0; multipath && i < nh; i++)
         if (c->hruns[i].host != own->host &&
@@ -298,8 +317,6 @@ static int64_t local_or_remote(ctx_t *c, const mc_piece_t *p, int nh, const mc_h
             far = &c->hruns[i];
     if (!far)
         return from;
-    double t_local =
-        (c->loads.dev_send[from] + bytes) / mc_topology_link(topo, MC_LINK_INTRA).bandwidth;
     double out = c->loads.host_send[far->host], in = c->loads.host_recv[own->host];
     double t_far = ((out > in ? out : in) + bytes) /
                        fmin(mc_topology_nic_out(topo), mc_topology_nic_in(topo)) +

@@ -19,6 +19,7 @@
 
 typedef struct {
     double *in_fix, *in_split;   /* per device: intra bytes in, fixed / movable to the NIC */
+    double *nic_dev;             /* per device: NIC bytes in, fixed (a port per NIC only) */
     double *out_fix, *out_split; /* per device: intra bytes out */
     double *nic_in, *nic_out;    /* per host: NIC bytes, fixed */
     double *in_host, *out_host;  /* per host: movable bytes, in / out if moved */
@@ -31,10 +32,13 @@ typedef struct {
  * latencies' 15%, 11.7 us). Each term is linear in f plus a constant: the maximum stays
  * convex. */
 static double water_time(const water_t *w, int64_t ndev, int64_t nhost, double f, double bi,
-                         double bn_in, double bn_out, double a_intra, double a_nic)
+                         double bn_in, double bn_out, double bn_port, double a_intra, double a_nic)
 {
     double t = 0;
     for (int64_t d = 0; d < ndev; d++) {
+        /* with a port per NIC a needer's NIC share enters through its own NIC */
+        if (bn_port > 0 && w->nic_dev[d] + w->in_split[d] > 0)
+            t = fmax(t, (w->nic_dev[d] + f * w->in_split[d]) / bn_port + a_nic);
         if (w->in_fix[d] + w->in_split[d] > 0)
             t = fmax(t, (w->in_fix[d] + (1 - f) * w->in_split[d]) / bi + a_intra);
         if (w->out_fix[d] + w->out_split[d] > 0)
@@ -61,7 +65,7 @@ static mc_status_t water_level(const mc_plan_t *plan, double *level)
     for (int64_t i = 0; i < ps->npieces; i++)
         if (ps->pieces[i].nholders > most)
             most = ps->pieces[i].nholders;
-    double *mem = mc_calloc((size_t)(4 * ndev + 4 * nhost), sizeof *mem);
+    double *mem = mc_calloc((size_t)(5 * ndev + 4 * nhost), sizeof *mem);
     mc_host_run_t *runs = mc_calloc((size_t)most, sizeof *runs);
     if (!mem || !runs) {
         free(mem);
@@ -70,6 +74,7 @@ static mc_status_t water_level(const mc_plan_t *plan, double *level)
     }
     water_t w = {mem,
                  mem + ndev,
+                 mem + 4 * ndev + 4 * nhost,
                  mem + 2 * ndev,
                  mem + 3 * ndev,
                  mem + 4 * ndev,
@@ -86,6 +91,7 @@ static mc_status_t water_level(const mc_plan_t *plan, double *level)
             const mc_host_run_t *run = mc_find_run(runs, nh, hn);
             if (!run) { /* from another host in any case */
                 w.nic_in[hn] += b;
+                w.nic_dev[n] += b;
                 for (int r = 0; r < nh; r++)
                     w.nic_out[runs[r].host] += b / nh;
                 continue;
@@ -105,13 +111,15 @@ static mc_status_t water_level(const mc_plan_t *plan, double *level)
     }
     double bi = mc_topology_link(topo, MC_LINK_INTRA).bandwidth;
     double bn_in = mc_topology_nic_in(topo), bn_out = mc_topology_nic_out(topo);
+    double bn_port =
+        mc_topology_nic_ports(topo) > 1 ? 1 / mc_topology_nic_port_seconds_per_byte(topo) : 0;
     double ai = mc_topology_link(topo, MC_LINK_INTRA).latency;
     double an = mc_topology_link(topo, MC_LINK_NIC).latency;
     double lo = 0, hi = 1;
     for (int it = 0; it < 40 && movable > 0; it++) {
         double a = lo + (hi - lo) / 3, c = hi - (hi - lo) / 3;
-        if (water_time(&w, ndev, nhost, a, bi, bn_in, bn_out, ai, an) <=
-            water_time(&w, ndev, nhost, c, bi, bn_in, bn_out, ai, an))
+        if (water_time(&w, ndev, nhost, a, bi, bn_in, bn_out, bn_port, ai, an) <=
+            water_time(&w, ndev, nhost, c, bi, bn_in, bn_out, bn_port, ai, an))
             hi = c;
         else
             lo = a;
@@ -123,10 +131,22 @@ static mc_status_t water_level(const mc_plan_t *plan, double *level)
 }
 
 /* The sender of a byte range of piece p to needer n over the NIC: the least-loaded holder of
- * the holder host (other than skip) with the least NIC egress so far. */
-static int64_t remote_holder(const mc_piece_t *p, const mc_host_run_t *runs, int nh, int64_t skip,
-                             const mc_loads_t *loads)
+ * the holder host (other than skip) with the least NIC egress so far; with a port per NIC,
+ * the holder on any other host whose own NIC the α–β model sees free first
+ * (mc_least_nic_sender), since host egress balanced over hosts can still pile a host's
+ * shares onto one of its NICs (g0193 of seed 102 on dgx-h100-rails). */
+static int64_t remote_holder(const mc_plan_t *plan, const mc_piece_t *p, const mc_host_run_t *runs,
+                             int nh, int64_t skip, const mc_loads_t *loads, int64_t n)
 {
+    if (mc_topology_nic_ports(plan->topo) > 1) {
+        int64_t best = -1;
+        for (int r = 0; r < nh; r++)
+            if (runs[r].host != skip)
+                best = mc_least_nic_sender(plan->topo, loads, p->holders + runs[r].first,
+                                           runs[r].count,
+                                           best >= 0 ? best : p->holders[runs[r].first], n);
+        return best;
+    }
     const mc_host_run_t *far = NULL;
     for (int r = 0; r < nh; r++)
         if (runs[r].host != skip &&
@@ -161,11 +181,11 @@ static mc_status_t split_piece(mc_plan_t *plan, int64_t i, double level, mc_load
             int64_t n = p->needers[j], hn = mc_topology_host_of(topo, n), from;
             const mc_host_run_t *run = mc_find_run(runs, nh, hn);
             if (run && f == 1)
-                from = remote_holder(p, runs, nh, hn, loads);
+                from = remote_holder(plan, p, runs, nh, hn, loads, n);
             else if (run)
                 from = mc_least_loaded(p->holders + run->first, run->count, loads->dev_send);
             else
-                from = remote_holder(p, runs, nh, -1, loads);
+                from = remote_holder(plan, p, runs, nh, -1, loads, n);
             mc_loads_add(loads, topo, from, n, bytes);
             s = mc_plan_add_edge(plan, from, n);
         }
