@@ -1,4 +1,5 @@
-/* Bad topology lines for the unit tests: each appended to a valid file must fail to parse. */
+/* Topology text for the unit tests: bad lines, each appended to a valid file must fail to
+ * parse, and a topology written out. */
 #ifndef MESHCAST_TEST_BAD_TOPOLOGY_H
 #define MESHCAST_TEST_BAD_TOPOLOGY_H
 
@@ -19,6 +20,16 @@ static inline void expect_bad_topology_lines(const char *base, const char *const
         if (!strstr(mc_last_error(), bad[i][1]))
             fail_msg("'%s': error '%s' lacks '%s'", bad[i][0], mc_last_error(), bad[i][1]);
     }
+}
+
+/* Writes t as .topo text into buf (n bytes, NUL-terminated), failing the test on error. */
+static inline void topology_text(const mc_topology_t *t, char *buf, size_t n)
+{
+    memset(buf, 0, n);
+    FILE *f = fmemopen(buf, n - 1, "w");
+    assert_non_null(f);
+    assert_int_equal(mc_topology_write(t, f), MC_OK);
+    fclose(f);
 }
 
 #endif

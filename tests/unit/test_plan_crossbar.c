@@ -97,9 +97,7 @@ static void test_parse_write(void **state)
     t = parse("crossbar efficiency=0.93\n");
     assert_true(t->crossbar_eff == 0.93);
     char buf[1024] = "";
-    FILE *f = fmemopen(buf, sizeof buf - 1, "w");
-    assert_int_equal(mc_topology_write(t, f), MC_OK);
-    fclose(f);
+    topology_text(t, buf, sizeof buf);
     if (!strstr(buf, "crossbar efficiency=0.93\n"))
         fail_msg("written: %s", buf);
     assert_int_equal(mc_topology_parse(buf, "w.topo", &u), MC_OK);
@@ -108,9 +106,7 @@ static void test_parse_write(void **state)
     mc_topology_destroy(t);
     /* a value that needs 17 digits reads back exactly */
     t = parse("crossbar efficiency=0.30000000000000004\n");
-    f = fmemopen(buf, sizeof buf - 1, "w");
-    assert_int_equal(mc_topology_write(t, f), MC_OK);
-    fclose(f);
+    topology_text(t, buf, sizeof buf);
     assert_int_equal(mc_topology_parse(buf, "w.topo", &u), MC_OK);
     assert_true(u->crossbar_eff == t->crossbar_eff && t->crossbar_eff != 0.3);
     mc_topology_destroy(u);
