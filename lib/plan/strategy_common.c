@@ -47,6 +47,17 @@ int64_t mc_least_nic_sender(const mc_topology_t *topo, const mc_loads_t *loads, 
     return best;
 }
 
+int64_t mc_least_nic_holder(const mc_topology_t *topo, const mc_loads_t *loads, const mc_piece_t *p,
+                            const mc_host_run_t *runs, int nruns, int64_t skip, int64_t to)
+{
+    int64_t best = -1;
+    for (int r = 0; r < nruns; r++)
+        if (runs[r].host != skip)
+            best = mc_least_nic_sender(topo, loads, p->holders + runs[r].first, runs[r].count,
+                                       best >= 0 ? best : p->holders[runs[r].first], to);
+    return best;
+}
+
 const mc_host_run_t *mc_find_run(const mc_host_run_t *runs, int nruns, int64_t host)
 {
     for (int i = 0; i < nruns; i++)

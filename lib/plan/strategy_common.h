@@ -34,6 +34,10 @@ typedef struct {
  * (from devs or elsewhere); returns it or a device of devs that beats it. */
 int64_t mc_least_nic_sender(const mc_topology_t *topo, const mc_loads_t *loads, const int64_t *devs,
                             int n, int64_t best, int64_t to);
+/* The same over the holders of p (grouped by host in runs[0..nruns)) on every host but skip:
+ * the first such holder or one that beats it; -1 when no other host holds p. */
+int64_t mc_least_nic_holder(const mc_topology_t *topo, const mc_loads_t *loads, const mc_piece_t *p,
+                            const mc_host_run_t *runs, int nruns, int64_t skip, int64_t to);
 mc_status_t mc_loads_create(const mc_topology_t *topo, mc_loads_t *out);
 void mc_loads_destroy(mc_loads_t *loads);
 /* Adds bytes of an edge to the loads. */

@@ -303,12 +303,8 @@ static int64_t local_or_remote(ctx_t *c, const mc_piece_t *p, int nh, const mc_h
     double t_local =
         (c->loads.dev_send[from] + bytes) / mc_topology_link(topo, MC_LINK_INTRA).bandwidth;
     if (multipath && mc_topology_nic_ports(topo) > 1) {
-        int64_t far = -1;
-        for (int i = 0; i < nh; i++) /* -1: the needer's rail is not chosen yet */
-            if (c->hruns[i].host != own->host)
-                far = mc_least_nic_sender(topo, &c->loads, p->holders + c->hruns[i].first,
-                                          c->hruns[i].count,
-                                          far >= 0 ? far : p->holders[c->hruns[i].first], -1);
+        /* to -1: the needer's rail is not chosen yet */
+        int64_t far = mc_least_nic_holder(topo, &c->loads, p, c->hruns, nh, own->host, -1);
         if (far < 0)
             return from;
         double t_far = (c->loads.nic_send[mc_topology_nic_port(topo, far)] + bytes) *

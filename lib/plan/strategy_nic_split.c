@@ -138,15 +138,8 @@ static mc_status_t water_level(const mc_plan_t *plan, double *level)
 static int64_t remote_holder(const mc_plan_t *plan, const mc_piece_t *p, const mc_host_run_t *runs,
                              int nh, int64_t skip, const mc_loads_t *loads, int64_t n)
 {
-    if (mc_topology_nic_ports(plan->topo) > 1) {
-        int64_t best = -1;
-        for (int r = 0; r < nh; r++)
-            if (runs[r].host != skip)
-                best = mc_least_nic_sender(plan->topo, loads, p->holders + runs[r].first,
-                                           runs[r].count,
-                                           best >= 0 ? best : p->holders[runs[r].first], n);
-        return best;
-    }
+    if (mc_topology_nic_ports(plan->topo) > 1)
+        return mc_least_nic_holder(plan->topo, loads, p, runs, nh, skip, n);
     const mc_host_run_t *far = NULL;
     for (int r = 0; r < nh; r++)
         if (runs[r].host != skip &&
