@@ -270,8 +270,8 @@ static mc_status_t rail_route(ctx_t *c, const mc_piece_t *p, int64_t from, int64
         int has = sd == from || has_stripe(c, p, sd);
         double t_send = c->loads.nic_send[mc_topology_nic_port(topo, sd)] * inv + (has ? 0 : hop);
         double t_recv = c->loads.nic_recv[mc_topology_nic_port(topo, rd)] * inv;
-        double t = fmax(t_send, t_recv) + mc_topology_nic_extra_latency(topo, sd, rd) +
-                   (mc_piece_needs(p, rd) ? 0 : hop);
+        /* sd and rd share rail nic: no spine latency */
+        double t = fmax(t_send, t_recv) + (mc_piece_needs(p, rd) ? 0 : hop);
         if (t < best_t) {
             best_t = t;
             *send = sd;
