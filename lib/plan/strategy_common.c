@@ -29,6 +29,15 @@ int64_t mc_least_loaded(const int64_t *devs, int n, const double *load)
     return best;
 }
 
+int64_t mc_least_loaded_tie(const int64_t *devs, int n, const double *load, const double *tie)
+{
+    int64_t best = devs[0];
+    for (int i = 1; i < n; i++)
+        if (load[devs[i]] < load[best] || (load[devs[i]] == load[best] && tie[devs[i]] < tie[best]))
+            best = devs[i];
+    return best;
+}
+
 int64_t mc_least_nic_sender(const mc_topology_t *topo, const mc_loads_t *loads, const int64_t *devs,
                             int n, int64_t best, int64_t to)
 {
@@ -179,17 +188,18 @@ static int tree_depth(int64_t k, int64_t n)
     return depth;
 }
 
-/* Fan-out degree inside a host for a stripe of bytes to count devices: the k whose k-ary tree
- * the α–β model finds fastest. The root receives at the NIC rate and each device port sends
- * k copies (the slower of the two sets the pace); every level adds α_intra and a chunk. */
-static int64_t fan_degree(const mc_topology_t *topo, int count, double bytes)
+/* Fan-out degree inside a host for a stripe of bytes to count devices that takes arrive
+ * seconds to come in: the k whose k-ary tree the α–β model finds fastest. Each device port
+ * sends k copies, and the stripe's arrival or that sets the pace; every level adds α_intra and
+ * a chunk. */
+static int64_t fan_degree(const mc_topology_t *topo, int count, double bytes, double arrive)
 {
     mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
-    double nic = bytes / mc_topology_nic_in(topo), chunk = fmin(bytes, MC_PLAN_MIN_CHUNK_BYTES);
+    double chunk = fmin(bytes, MC_PLAN_MIN_CHUNK_BYTES);
     double hop = intra.latency + chunk / intra.bandwidth, best = INFINITY;
     int64_t best_k = 1;
     for (int64_t k = 1; k < count; k++) {
-        double t = fmax(nic, (double)k * bytes / intra.bandwidth) + tree_depth(k, count) * hop;
+        double t = fmax(arrive, (double)k * bytes / intra.bandwidth) + tree_depth(k, count) * hop;
         if (t < best * (1 - 1e-9)) {
             best = t;
             best_k = k;
@@ -198,14 +208,12 @@ static int64_t fan_degree(const mc_topology_t *topo, int count, double bytes)
     return best_k;
 }
 
-/* Fan-out inside a host from `first` (already holding the stripe) to the run's other
- * needers along a tree of degree fan_degree. */
-mc_status_t mc_fan_out_in_host(mc_plan_t *plan, mc_loads_t *loads, const int64_t *needers,
-                               int count, int64_t first, double bytes)
+mc_status_t mc_fan_out_paced(mc_plan_t *plan, mc_loads_t *loads, const int64_t *needers, int count,
+                             int64_t first, double bytes, double arrive)
 {
     mc_status_t s = MC_OK;
     const mc_topology_t *topo = plan->topo;
-    int64_t k = fan_degree(topo, count, bytes);
+    int64_t k = fan_degree(topo, count, bytes, arrive);
     int start = 0;
     while (start < count && needers[start] != first)
         start++;
@@ -217,6 +225,15 @@ mc_status_t mc_fan_out_in_host(mc_plan_t *plan, mc_loads_t *loads, const int64_t
         s = mc_plan_add_edge(plan, parent, n);
     }
     return s;
+}
+
+/* Fan-out inside a host from `first` (already holding the stripe) to the run's other
+ * needers along a tree of degree fan_degree, the stripe arriving at the NIC rate. */
+mc_status_t mc_fan_out_in_host(mc_plan_t *plan, mc_loads_t *loads, const int64_t *needers,
+                               int count, int64_t first, double bytes)
+{
+    return mc_fan_out_paced(plan, loads, needers, count, first, bytes,
+                            bytes / mc_topology_nic_in(plan->topo));
 }
 
 mc_status_t mc_fan_out_star(mc_plan_t *plan, mc_loads_t *loads, const int64_t *needers, int count,

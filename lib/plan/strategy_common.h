@@ -15,6 +15,8 @@ int mc_group_by_host(const mc_topology_t *topo, const int64_t *devs, int n, mc_h
 
 /* The device of devs[0..n) with the least load (ties: lowest id). */
 int64_t mc_least_loaded(const int64_t *devs, int n, const double *load);
+/* The same, ties broken by the least tie[d] (then the first). */
+int64_t mc_least_loaded_tie(const int64_t *devs, int n, const double *load, const double *tie);
 
 /* Run of host h in runs, or NULL. */
 const mc_host_run_t *mc_find_run(const mc_host_run_t *runs, int nruns, int64_t host);
@@ -49,6 +51,10 @@ void mc_loads_add(mc_loads_t *loads, const mc_topology_t *topo, int64_t from, in
  * Adds the edges to the plan's last flow and the loads. */
 mc_status_t mc_fan_out_in_host(mc_plan_t *plan, mc_loads_t *loads, const int64_t *needers,
                                int count, int64_t first, double bytes);
+/* The same where the stripe takes arrive seconds to come in (mc_fan_out_in_host: its bytes
+ * at the host's NIC rate; less fast where several stripes share the NIC at once). */
+mc_status_t mc_fan_out_paced(mc_plan_t *plan, mc_loads_t *loads, const int64_t *needers, int count,
+                             int64_t first, double bytes, double arrive);
 /* The same as a star: `first` sends the stripe to every other needer of the run (the
  * scatter-star policy's all-gather inside a host: each entry forwards only its own stripe). */
 mc_status_t mc_fan_out_star(mc_plan_t *plan, mc_loads_t *loads, const int64_t *needers, int count,

@@ -43,6 +43,12 @@ cases=(
     # an all-to-all inside hosts whose data other hosts hold on other rails: NIC split balanced
     # its NIC shares over hosts, and one NIC of a host took several (1.881; per NIC: 1.074)
     "g0193 of seed 102 on dgx-h100-rails|NIC shares balanced per host, not per NIC|1.10|--topology dgx-h100-rails --hosts 33 --dtype bf16 --shape 65536,65536 --src-mesh 8x8 --src-spec S1R --src-devices 112-175 --dst-mesh 8x8 --dst-spec S0S1 --dst-devices 112-175"
+    # a broadcast from one device to every device of 8 hosts: every stripe entered the holder
+    # host's first needer, whose port then sent all of them to its 6 mates (1.451 of the bound)
+    "broadcast 2 MiB from device 0 to 8 dgx-a100 hosts|one entry for every stripe|1.30|--topology dgx-a100 --hosts 8 --dtype bf16 --shape 2048,512 --src-mesh 1x1 --src-spec RR --src-devices 0 --dst-mesh 8x8 --dst-spec RR --dst-devices 0-63"
+    # the same, 4 MiB to 4 dgx-h100 hosts: multi-trees fanned out in 3-ary trees, timed as if
+    # each stripe had the host's NIC to itself, where all of them come in together (1.241)
+    "broadcast 4 MiB from device 0 to 4 dgx-h100 hosts|fan-out paced by the whole piece|1.16|--topology dgx-h100 --hosts 4 --dtype bf16 --shape 4096,512 --src-mesh 1x1 --src-spec RR --src-devices 0 --dst-mesh 4x8 --dst-spec RR --dst-devices 0-31"
     # a permutation across rails: the crossings' two hops timed in series (rail_route), and the
     # rails term: 1.656 -> 1.311 of the bound; 1.354 with 128 KiB rail stripes (two per shard,
     # each on its own rail, where 256 KiB ones kept a shard whole), which win elsewhere
