@@ -108,13 +108,12 @@ static mc_status_t tree_piece(tree_ctx_t *c, int64_t i, int64_t rank, int k, int
     int ks =
         mc_box_split_even(&p->box, ndim, (int)(want < k ? (want > 1 ? want : 1) : k), c->stripes);
     mc_status_t s = mc_multitree_shape(n, nh, ks, rank, c->order, c->parent);
+    /* every stripe comes into each needing host at once, so one takes the whole piece's NIC
+     * time to arrive: its fan-out may be a star (4 MiB from device 0 to 4 dgx-h100 hosts:
+     * 3-ary trees, timed as if each stripe had the NIC alone, 1.241 of the bound; stars 1.139) */
+    double arrive = (double)p->bytes / mc_topology_nic_in(topo);
     for (int st = 0; st < ks && !s; st++) {
         double bytes = (double)(mc_box_volume(&c->stripes[st], ndim) * plan->pieces->elem_size);
-        /* every stripe comes into each needing host at once, so one takes the whole piece's
-         * NIC time to arrive: its fan-out may be a star (4 MiB from device 0 to 4 dgx-h100
-         * hosts: 3-ary trees, timed as if each stripe had the NIC alone, 1.241 of the bound;
-         * stars 1.139) */
-        double arrive = (double)p->bytes / mc_topology_nic_in(topo);
         s = mc_plan_add_flow(plan, i, &c->stripes[st]);
         /* hosts that hold the piece: from a local holder */
         for (int g = 0; g < nn && !s; g++) {
