@@ -49,6 +49,10 @@ cases=(
     # the same, 4 MiB to 4 dgx-h100 hosts: multi-trees fanned out in 3-ary trees, timed as if
     # each stripe had the host's NIC to itself, where all of them come in together (1.241)
     "broadcast 4 MiB from device 0 to 4 dgx-h100 hosts|fan-out paced by the whole piece|1.16|--topology dgx-h100 --hosts 4 --dtype bf16 --shape 4096,512 --src-mesh 1x1 --src-spec RR --src-devices 0 --dst-mesh 4x8 --dst-spec RR --dst-devices 0-31"
+    # 20,224 pieces from one holder to one needer each: lb_order (1.005 of the bound) is a
+    # candidate only up to 12,288 pieces, and meshcast's plan was 1.006; the greedy matchings
+    # of hosts that stand in for it, 1.003
+    "g0177 of seed 61|lb_order's rounds beyond its piece limit|1.005|--topology dgx-h100 --hosts 39 --dtype bf16 --shape 2048,2048,128 --src-mesh 17x8 --src-spec RRS10 --src-devices 176-311 --dst-mesh 21x8 --dst-spec S10RR --dst-devices 8-175"
     # a permutation across rails: the crossings' two hops timed in series (rail_route), and the
     # rails term: 1.656 -> 1.311 of the bound; 1.354 with 128 KiB rail stripes (two per shard,
     # each on its own rail, where 256 KiB ones kept a shard whole), which win elsewhere
