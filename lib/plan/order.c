@@ -124,33 +124,40 @@ out:
 
 mc_status_t mc_plan_permute_flows(mc_plan_t *plan, const int64_t *index)
 {
-    /* into new arrays of the same capacity, which then replace the old ones (no copy back;
-     * malloc, not calloc: every entry up to n is written) */
+    /* in place, so no fresh arrays (a plan's flows are 176 bytes each, and arrays of 20,000
+     * of them taken afresh per candidate faulted a page per 4 KiB: a fifth of some plans'
+     * time): the edges from a copy, the flows along the permutation's cycles */
     int64_t n = plan->nflows, nedges = 0;
-    mc_flow_t *flows =
-        malloc((size_t)(plan->flows_cap > n ? plan->flows_cap : n + 1) * sizeof *flows);
-    mc_edge_t *edges =
-        malloc((size_t)(plan->edges_cap > plan->nedges ? plan->edges_cap : plan->nedges + 1) *
-               sizeof *edges);
-    if (!flows || !edges) {
-        free(flows);
-        free(edges);
+    mc_edge_t *old = malloc(((size_t)plan->nedges + 1) * sizeof *old);
+    char *done = mc_calloc((size_t)n + 1, 1);
+    if (!old || !done) {
+        free(old);
+        free(done);
         return mc_error(MC_ERR_NOMEM, "out of memory ordering the plan's flows");
     }
+    memcpy(old, plan->edges, (size_t)plan->nedges * sizeof *old);
     for (int64_t i = 0; i < n; i++) {
         const mc_flow_t *f = &plan->flows[index[i]];
-        flows[i] = *f;
-        flows[i].edge0 = nedges;
-        memcpy(edges + nedges, plan->edges + f->edge0, (size_t)f->nedges * sizeof *edges);
+        memcpy(plan->edges + nedges, old + f->edge0, (size_t)f->nedges * sizeof *old);
         nedges += f->nedges;
     }
-    free(plan->flows);
-    free(plan->edges);
-    plan->flows = flows;
-    plan->edges = edges;
-    if (plan->flows_cap < n + 1)
-        plan->flows_cap = n + 1;
-    if (plan->edges_cap < plan->nedges + 1)
-        plan->edges_cap = plan->nedges + 1;
+    for (int64_t i = 0; i < n; i++) { /* flows[i] = old flows[index[i]], cycle by cycle */
+        if (done[i])
+            continue;
+        mc_flow_t first = plan->flows[i];
+        int64_t j = i;
+        for (; index[j] != i; j = index[j]) {
+            plan->flows[j] = plan->flows[index[j]];
+            done[j] = 1;
+        }
+        plan->flows[j] = first;
+        done[j] = 1;
+    }
+    for (int64_t i = 0, e = 0; i < n; i++) {
+        plan->flows[i].edge0 = e;
+        e += plan->flows[i].nedges;
+    }
+    free(old);
+    free(done);
     return MC_OK;
 }

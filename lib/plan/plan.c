@@ -80,17 +80,24 @@ int mc_box_split(const mc_box_t *box, int ndim, int k, mc_box_t *out)
 
 mc_status_t mc_plan_reserve(mc_plan_t *plan, int64_t flows, int64_t edges)
 {
+    /* an empty plan's arrays (a candidate building into a judged one's) are not copied */
     if (flows > plan->flows_cap) {
-        mc_flow_t *f = realloc(plan->flows, (size_t)flows * sizeof *f);
+        mc_flow_t *f = plan->nflows ? realloc(plan->flows, (size_t)flows * sizeof *f)
+                                    : malloc((size_t)flows * sizeof *f);
         if (!f)
             return mc_error(MC_ERR_NOMEM, "out of memory growing the plan's flows");
+        if (!plan->nflows)
+            free(plan->flows);
         plan->flows = f;
         plan->flows_cap = flows;
     }
     if (edges > plan->edges_cap) {
-        mc_edge_t *e = realloc(plan->edges, (size_t)edges * sizeof *e);
+        mc_edge_t *e = plan->nedges ? realloc(plan->edges, (size_t)edges * sizeof *e)
+                                    : malloc((size_t)edges * sizeof *e);
         if (!e)
             return mc_error(MC_ERR_NOMEM, "out of memory growing the plan's edges");
+        if (!plan->nedges)
+            free(plan->edges);
         plan->edges = e;
         plan->edges_cap = edges;
     }

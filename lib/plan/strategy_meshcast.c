@@ -801,6 +801,10 @@ typedef struct {
      * so one chunk each whatever the cap (mc_plan_set_chunks): built again with a cap it
      * would be a repeat, so it is neither built again nor screened again (screen_again) */
     char capless[POLICY_HOST_SCATTER];
+    /* a judged candidate's flow and edge arrays, for the next candidate to build into: their
+     * pages are mapped already, where arrays taken afresh fault one per 4 KiB (a plan of
+     * 20,000 flows of 176 bytes: 3.4 MiB per candidate) */
+    mc_plan_t spare;
 } best_t;
 
 /* The work budget a candidate may draw on, given the plan's bound (stats.lower_bound_s) */
@@ -1240,11 +1244,13 @@ static mc_status_t build_policy(mc_plan_t *alt, int policy, int *built)
     return s;
 }
 
-/* Moves alt's flows and edges into plan (alt gets plan's, for the caller to free). */
+/* Moves alt's flows and edges into plan (alt gets plan's arrays, for the caller to free or
+ * keep as the spare). */
 static void adopt(mc_plan_t *plan, mc_plan_t *alt)
 {
     mc_flow_t *f = plan->flows;
     mc_edge_t *e = plan->edges;
+    int64_t flows_cap = plan->flows_cap, edges_cap = plan->edges_cap;
     plan->flows = alt->flows;
     plan->edges = alt->edges;
     plan->nflows = alt->nflows;
@@ -1254,6 +1260,8 @@ static void adopt(mc_plan_t *plan, mc_plan_t *alt)
     plan->chunk_cap = alt->chunk_cap;
     alt->flows = f;
     alt->edges = e;
+    alt->flows_cap = flows_cap;
+    alt->edges_cap = edges_cap;
 }
 
 /* A floor of host scatter variant a's estimate, or a number above limit: its skeleton's
@@ -1271,6 +1279,40 @@ static mc_status_t variant_floor(const mc_plan_t *a, double limit, double *floor
     return s;
 }
 
+/* Keeps alt's flow and edge arrays as the spare where they are larger than the spare's (else
+ * frees them). */
+static void spare_keep(best_t *best, mc_plan_t *alt)
+{
+    mc_plan_t *sp = &best->spare;
+    if (alt->flows_cap + alt->edges_cap > sp->flows_cap + sp->edges_cap) {
+        mc_flow_t *f = sp->flows;
+        mc_edge_t *e = sp->edges;
+        sp->flows = alt->flows;
+        sp->edges = alt->edges;
+        sp->flows_cap = alt->flows_cap;
+        sp->edges_cap = alt->edges_cap;
+        alt->flows = f;
+        alt->edges = e;
+    }
+    free(alt->flows);
+    free(alt->edges);
+    alt->flows = NULL;
+    alt->edges = NULL;
+}
+
+/* A candidate of plan's with chunks of at most cap (candidate) that builds into the spare
+ * arrays, if any. */
+static mc_plan_t spare_candidate(const mc_plan_t *plan, int64_t cap, best_t *best)
+{
+    mc_plan_t alt = candidate(plan, cap);
+    alt.flows = best->spare.flows;
+    alt.edges = best->spare.edges;
+    alt.flows_cap = best->spare.flows_cap;
+    alt.edges_cap = best->spare.edges_cap;
+    best->spare = (mc_plan_t){0};
+    return alt;
+}
+
 /* Judges alt when asked (and s is still MC_OK), moves it into plan if the simulator finds it
  * faster, and frees what alt then holds: the loser's flows and edges. */
 static mc_status_t settle(mc_plan_t *plan, mc_plan_t *alt, best_t *best, mc_status_t s, int ask)
@@ -1280,8 +1322,7 @@ static mc_status_t settle(mc_plan_t *plan, mc_plan_t *alt, best_t *best, mc_stat
         s = judge(alt, best, &keep);
     if (!s && keep)
         adopt(plan, alt);
-    free(alt->flows);
-    free(alt->edges);
+    spare_keep(best, alt);
     return s;
 }
 
@@ -1291,17 +1332,11 @@ static mc_status_t settle(mc_plan_t *plan, mc_plan_t *alt, best_t *best, mc_stat
  * costs its whole construction, and the same chunks would be a repeat. */
 static mc_status_t try_cap(mc_plan_t *plan, const mc_plan_t *from, int64_t cap, best_t *best)
 {
-    mc_plan_t alt = candidate(plan, cap);
+    mc_plan_t alt = spare_candidate(plan, cap, best);
     int same = 1;
-    mc_status_t s = MC_OK;
-    alt.flows = mc_calloc((size_t)from->nflows + 1, sizeof *alt.flows);
-    alt.edges = mc_calloc((size_t)from->nedges + 1, sizeof *alt.edges);
-    alt.flows_cap = from->nflows + 1;
-    alt.edges_cap = from->nedges + 1;
+    mc_status_t s = mc_plan_reserve(&alt, from->nflows + 1, from->nedges + 1);
     alt.nflows = from->nflows;
     alt.nedges = from->nedges;
-    if (!alt.flows || !alt.edges)
-        s = MC_ERR_NOMEM;
     if (!s) {
         memcpy(alt.flows, from->flows, (size_t)from->nflows * sizeof *alt.flows);
         memcpy(alt.edges, from->edges, (size_t)from->nedges * sizeof *alt.edges);
@@ -1319,7 +1354,6 @@ static mc_status_t try_cap(mc_plan_t *plan, const mc_plan_t *from, int64_t cap, 
  * into plan if the simulator finds it faster. */
 static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *best)
 {
-    mc_plan_t alt = candidate(plan, cap);
     int built = 1;
     /* the other strategies' plans are always judged: they are what keeps meshcast never
      * slower than those strategies */
@@ -1336,6 +1370,7 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
         if (s || best->work + flows + edges > work_budget(plan, best))
             return s; /* its build and screening would take the budget: not built */
     }
+    mc_plan_t alt = spare_candidate(plan, cap, best);
     mc_status_t s = build_policy(&alt, policy, &built);
     best->work += (double)alt.nflows; /* a flow built costs about a transfer simulated */
     if (!s && built)
@@ -1369,7 +1404,7 @@ static mc_status_t try_host_scatter(mc_plan_t *plan, int64_t cap2, double delive
     if (best->screened > best->full)
         best->screened = best->full;
     for (int v = 0; v < N; v++) {
-        alt[v] = candidate(plan, 0);
+        alt[v] = v == 0 ? spare_candidate(plan, 0, best) : candidate(plan, 0);
         floor[v] = INFINITY;
         order[v] = v;
     }
@@ -1396,10 +1431,8 @@ static mc_status_t try_host_scatter(mc_plan_t *plan, int64_t cap2, double delive
         if (!s && !dup[v] && cap2 > 0 && best->full > 1.001 * plan->stats.lower_bound_s)
             s = try_cap(plan, keep ? plan : &alt[v], cap2, best);
     }
-    for (int v = 0; v < N; v++) {
-        free(alt[v].flows);
-        free(alt[v].edges);
-    }
+    for (int v = 0; v < N; v++)
+        spare_keep(best, &alt[v]);
     return s;
 }
 
@@ -1669,6 +1702,8 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         if (!s)
             s = try_smaller_chunks(plan, &best);
         plan->stats.estimate_s = best.full;
+        free(best.spare.flows);
+        free(best.spare.edges);
         return s;
     }
     best.least = least_transfers(plan);
@@ -1817,5 +1852,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         best.full > 1.001 * plan->stats.lower_bound_s)
         s = try_order(plan, 0, &best);
     plan->stats.estimate_s = best.full;
+    free(best.spare.flows);
+    free(best.spare.edges);
     return s;
 }
