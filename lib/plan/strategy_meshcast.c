@@ -1535,14 +1535,12 @@ static mc_status_t try_order(mc_plan_t *plan, int maximum, best_t *best)
     }
     if (mc_topology_hosts(plan->topo) > MATCH_MAX_HOSTS || transfers > MATCH_MAX_TRANSFERS)
         return MC_OK;
-    mc_plan_t alt = *plan;
-    alt.flows = mc_calloc((size_t)plan->nflows + 1, sizeof *alt.flows);
-    alt.edges = mc_calloc((size_t)plan->nedges + 1, sizeof *alt.edges);
-    alt.flows_cap = plan->nflows + 1;
-    alt.edges_cap = plan->nedges + 1;
-    mc_status_t s = MC_ERR_NOMEM;
+    mc_plan_t alt = spare_candidate(plan, plan->chunk_cap, best);
     double t = 0;
-    if (alt.flows && alt.edges) {
+    mc_status_t s = mc_plan_reserve(&alt, plan->nflows + 1, plan->nedges + 1);
+    if (!s) {
+        alt.nflows = plan->nflows;
+        alt.nedges = plan->nedges;
         memcpy(alt.flows, plan->flows, (size_t)plan->nflows * sizeof *alt.flows);
         memcpy(alt.edges, plan->edges, (size_t)plan->nedges * sizeof *alt.edges);
         if (!(s = maximum < 2 ? mc_plan_order_matchings(&alt, maximum, NULL)
@@ -1550,19 +1548,11 @@ static mc_status_t try_order(mc_plan_t *plan, int maximum, best_t *best)
             s = mc_plan_simulate_within(&alt, best->full, &t);
     }
     if (!s && t < best->full) {
-        mc_flow_t *f = plan->flows;
-        mc_edge_t *e = plan->edges;
-        plan->flows = alt.flows;
-        plan->edges = alt.edges;
-        plan->flows_cap = alt.flows_cap;
-        plan->edges_cap = alt.edges_cap;
-        alt.flows = f;
-        alt.edges = e;
+        adopt(plan, &alt);
         best->full = t;
         best->full_floor = -1; /* a plan not judged: its floor is not known */
     }
-    free(alt.flows);
-    free(alt.edges);
+    spare_keep(best, &alt);
     return s;
 }
 
