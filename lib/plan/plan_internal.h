@@ -117,8 +117,8 @@ void mc_reduce_tree_free(mc_reduce_tree_t *t);
 /* The reducer of a reduction flow (-1 for a copy flow). */
 int64_t mc_flow_reducer(const mc_plan_t *plan, const mc_flow_t *f);
 
-/* Rewrites the flows (and their edges) so that flow i is the old flow index[i]
- * (lib/plan/order.c). */
+/* Rewrites the flows (and their edges) so that flow i is the old flow index[i], in the
+ * plan's own arrays (lib/plan/order.c); index must be a permutation of 0..nflows-1. */
 mc_status_t mc_plan_permute_flows(mc_plan_t *plan, const int64_t *index);
 /* The sending and receiving hosts of flow i's first NIC crossing into *from and *to; 0 (and
  * both -1) when it crosses none (lib/plan/order.c). */

@@ -11,7 +11,10 @@
  *   each pair, then 1->2's second (a third of its pair's bytes before it), then 1->2's third
  *   and 2->0's second (two thirds), senders ascending;
  * - a meshcast plan reordered all three ways still delivers every destination byte (4
- *   thread ranks, element by element). */
+ *   thread ranks, element by element);
+ * - mc_plan_permute_flows (in place, along the permutation's cycles) on random permutations
+ *   of flows with 0-4 edges each (fixed seeds): flow i is the old flow index[i] with its own
+ *   edges, and the edges are contiguous in the new order. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -189,13 +192,73 @@ static void test_execute(void **state)
     mc_mesh_destroy(dm);
 }
 
+static uint64_t next(uint64_t *x)
+{
+    *x = *x * 6364136223846793005ull + 1442695040888963407ull;
+    return *x >> 33;
+}
+
+static void test_permute_random(void **state)
+{
+    (void)state;
+    uint64_t x = 5;
+    for (int trial = 0; trial < 300; trial++) {
+        int n = 1 + (int)(next(&x) % 40), nedges = 0;
+        mc_plan_t plan = {0};
+        plan.flows = calloc((size_t)n + 1, sizeof *plan.flows);
+        plan.edges = calloc((size_t)n * 4 + 1, sizeof *plan.edges);
+        mc_flow_t *old = calloc((size_t)n + 1, sizeof *old);
+        mc_edge_t *old_edges = calloc((size_t)n * 4 + 1, sizeof *old_edges);
+        int64_t *index = calloc((size_t)n + 1, sizeof *index);
+        assert_true(plan.flows && plan.edges && old && old_edges && index);
+        for (int i = 0; i < n; i++) {
+            int k = (int)(next(&x) % 5);
+            plan.flows[i] =
+                (mc_flow_t){.piece = i, .bytes = 7 * i + 1, .edge0 = nedges, .nedges = k};
+            for (int j = 0; j < k; j++, nedges++)
+                plan.edges[nedges] = (mc_edge_t){i, 100 * i + j};
+            index[i] = i;
+        }
+        for (int i = n - 1; i > 0; i--) { /* Fisher-Yates */
+            int j = (int)(next(&x) % (uint64_t)(i + 1));
+            int64_t t = index[i];
+            index[i] = index[j];
+            index[j] = t;
+        }
+        plan.nflows = plan.flows_cap = n;
+        plan.nedges = nedges;
+        plan.edges_cap = (int64_t)n * 4 + 1;
+        memcpy(old, plan.flows, (size_t)n * sizeof *old);
+        memcpy(old_edges, plan.edges, (size_t)nedges * sizeof *old_edges);
+        assert_int_equal(mc_plan_permute_flows(&plan, index), MC_OK);
+        int64_t e = 0;
+        for (int i = 0; i < n; i++) {
+            const mc_flow_t *f = &plan.flows[i], *o = &old[index[i]];
+            assert_int_equal(f->piece, o->piece);
+            assert_int_equal(f->bytes, o->bytes);
+            assert_int_equal(f->nedges, o->nedges);
+            assert_int_equal(f->edge0, e);
+            for (int64_t j = 0; j < f->nedges; j++) {
+                assert_int_equal(plan.edges[e + j].from, old_edges[o->edge0 + j].from);
+                assert_int_equal(plan.edges[e + j].to, old_edges[o->edge0 + j].to);
+            }
+            e += f->nedges;
+        }
+        assert_int_equal(e, nedges);
+        free(plan.flows);
+        free(plan.edges);
+        free(old);
+        free(old_edges);
+        free(index);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_hand),
-        cmocka_unit_test(test_bytes_hand),
-        cmocka_unit_test(test_random),
-        cmocka_unit_test(test_execute),
+        cmocka_unit_test(test_hand),           cmocka_unit_test(test_bytes_hand),
+        cmocka_unit_test(test_random),         cmocka_unit_test(test_execute),
+        cmocka_unit_test(test_permute_random),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
