@@ -437,6 +437,14 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
     k = (c->even   ? mc_box_split_even
          : c->deep ? mc_box_split_deep
                    : mc_box_split)(&p->box, ndim, k, c->stripes);
+    /* the needing host stripe st enters first: st + offset. By piece (rotation), except in
+     * host scatter, where that host forwards the stripe to all the others, when the rotation
+     * by piece would leave some needing host never first: then the pieces' first stripes are
+     * spread over all of them (64 pieces of 16 stripes to 127 hosts entered only the first 79,
+     * each forwarding 13 stripes where 8 is the mean: 1.363 of the bound, 1.042 at 64 hosts) */
+    int64_t npieces = plan->pieces->npieces;
+    int64_t offset =
+        host_scatter && npieces + k - 1 < nneed ? rotation * nneed / npieces : rotation;
     for (int st = 0; st < k && !s; st++) {
         double bytes = (double)(mc_box_volume(&c->stripes[st], ndim) * plan->pieces->elem_size);
         double hop = mc_topology_link(topo, MC_LINK_NIC).latency +
@@ -467,17 +475,9 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
                 s = (c->star ? mc_fan_out_star : mc_fan_out_in_host)(plan, &c->loads, needers,
                                                                      c->nruns[g].count, to, bytes);
         }
-        /* hosts that need it: one NIC crossing each, rotating which host goes first (by
-         * stripe and piece); in host scatter, where that host forwards the stripe to all the
-         * others, the pieces' first stripes are spread over all the needing hosts where the
-         * rotation by piece would leave some host never first: 64 pieces of 16 stripes to
-         * 127 hosts entered only the first 79 (each forwarding 13 stripes where 8 is the
-         * mean: 1.363 of the bound, 1.042 at 64 hosts) */
-        int64_t npieces = plan->pieces->npieces;
-        int spread = host_scatter && npieces + k - 1 < nneed;
-        int64_t first = st + (spread ? rotation * nneed / npieces : rotation);
+        /* hosts that need it: one NIC crossing each, rotating which host goes first */
         for (int j = 0; j < nneed && !s; j++) {
-            const mc_host_run_t *g = &c->nruns[c->order[(j + first) % nneed]];
+            const mc_host_run_t *g = &c->nruns[c->order[(j + st + offset) % nneed]];
             const int64_t *needers = p->needers + g->first;
             int64_t via, to = mc_least_loaded(needers, g->count, c->loads.dev_nic_recv);
             int64_t from;
@@ -1252,24 +1252,28 @@ static mc_status_t build_policy(mc_plan_t *alt, int policy, int *built)
     return s;
 }
 
+/* Swaps the flow and edge arrays (and their capacities) of a and b. */
+static void swap_arrays(mc_plan_t *a, mc_plan_t *b)
+{
+    mc_plan_t t = *a;
+    a->flows = b->flows;
+    a->edges = b->edges;
+    a->flows_cap = b->flows_cap;
+    a->edges_cap = b->edges_cap;
+    b->flows = t.flows;
+    b->edges = t.edges;
+    b->flows_cap = t.flows_cap;
+    b->edges_cap = t.edges_cap;
+}
+
 /* Moves alt's flows and edges into plan (alt gets plan's arrays, for the caller to free or
  * keep as the spare). */
 static void adopt(mc_plan_t *plan, mc_plan_t *alt)
 {
-    mc_flow_t *f = plan->flows;
-    mc_edge_t *e = plan->edges;
-    int64_t flows_cap = plan->flows_cap, edges_cap = plan->edges_cap;
-    plan->flows = alt->flows;
-    plan->edges = alt->edges;
+    swap_arrays(plan, alt);
     plan->nflows = alt->nflows;
     plan->nedges = alt->nedges;
-    plan->flows_cap = alt->flows_cap;
-    plan->edges_cap = alt->edges_cap;
     plan->chunk_cap = alt->chunk_cap;
-    alt->flows = f;
-    alt->edges = e;
-    alt->flows_cap = flows_cap;
-    alt->edges_cap = edges_cap;
 }
 
 /* A floor of host scatter variant a's estimate, or a number above limit: its skeleton's
@@ -1292,16 +1296,8 @@ static mc_status_t variant_floor(const mc_plan_t *a, double limit, double *floor
 static void spare_keep(best_t *best, mc_plan_t *alt)
 {
     mc_plan_t *sp = &best->spare;
-    if (alt->flows_cap + alt->edges_cap > sp->flows_cap + sp->edges_cap) {
-        mc_flow_t *f = sp->flows;
-        mc_edge_t *e = sp->edges;
-        sp->flows = alt->flows;
-        sp->edges = alt->edges;
-        sp->flows_cap = alt->flows_cap;
-        sp->edges_cap = alt->edges_cap;
-        alt->flows = f;
-        alt->edges = e;
-    }
+    if (alt->flows_cap + alt->edges_cap > sp->flows_cap + sp->edges_cap)
+        swap_arrays(sp, alt);
     free(alt->flows);
     free(alt->edges);
     alt->flows = NULL;
@@ -1319,6 +1315,22 @@ static mc_plan_t spare_candidate(const mc_plan_t *plan, int64_t cap, best_t *bes
     alt.edges_cap = best->spare.edges_cap;
     best->spare = (mc_plan_t){0};
     return alt;
+}
+
+/* *alt: a candidate of plan's with chunks of at most cap holding a copy of from's flows and
+ * edges, in the spare arrays (spare_candidate); its arrays are alt's whatever the status. */
+static mc_status_t spare_copy(const mc_plan_t *plan, const mc_plan_t *from, int64_t cap,
+                              best_t *best, mc_plan_t *alt)
+{
+    *alt = spare_candidate(plan, cap, best);
+    mc_status_t s = mc_plan_reserve(alt, from->nflows + 1, from->nedges + 1);
+    if (s)
+        return s;
+    alt->nflows = from->nflows;
+    alt->nedges = from->nedges;
+    memcpy(alt->flows, from->flows, (size_t)from->nflows * sizeof *alt->flows);
+    memcpy(alt->edges, from->edges, (size_t)from->nedges * sizeof *alt->edges);
+    return MC_OK;
 }
 
 /* Judges alt when asked (and s is still MC_OK), moves it into plan if the simulator finds it
@@ -1340,16 +1352,11 @@ static mc_status_t settle(mc_plan_t *plan, mc_plan_t *alt, best_t *best, mc_stat
  * costs its whole construction, and the same chunks would be a repeat. */
 static mc_status_t try_cap(mc_plan_t *plan, const mc_plan_t *from, int64_t cap, best_t *best)
 {
-    mc_plan_t alt = spare_candidate(plan, cap, best);
+    mc_plan_t alt;
     int same = 1;
-    mc_status_t s = mc_plan_reserve(&alt, from->nflows + 1, from->nedges + 1);
-    alt.nflows = from->nflows;
-    alt.nedges = from->nedges;
-    if (!s) {
-        memcpy(alt.flows, from->flows, (size_t)from->nflows * sizeof *alt.flows);
-        memcpy(alt.edges, from->edges, (size_t)from->nedges * sizeof *alt.edges);
+    mc_status_t s = spare_copy(plan, from, cap, best, &alt);
+    if (!s)
         s = mc_plan_set_chunks(&alt);
-    }
     for (int64_t i = 0; !s && i < alt.nflows && same; i++)
         same = alt.flows[i].chunk_bytes == from->flows[i].chunk_bytes;
     double floor = 0;
@@ -1543,18 +1550,12 @@ static mc_status_t try_order(mc_plan_t *plan, int maximum, best_t *best)
     }
     if (mc_topology_hosts(plan->topo) > MATCH_MAX_HOSTS || transfers > MATCH_MAX_TRANSFERS)
         return MC_OK;
-    mc_plan_t alt = spare_candidate(plan, plan->chunk_cap, best);
+    mc_plan_t alt;
     double t = 0;
-    mc_status_t s = mc_plan_reserve(&alt, plan->nflows + 1, plan->nedges + 1);
-    if (!s) {
-        alt.nflows = plan->nflows;
-        alt.nedges = plan->nedges;
-        memcpy(alt.flows, plan->flows, (size_t)plan->nflows * sizeof *alt.flows);
-        memcpy(alt.edges, plan->edges, (size_t)plan->nedges * sizeof *alt.edges);
-        if (!(s = maximum < 2 ? mc_plan_order_matchings(&alt, maximum, NULL)
-                              : mc_plan_order_bytes(&alt)))
-            s = mc_plan_simulate_within(&alt, best->full, &t);
-    }
+    mc_status_t s = spare_copy(plan, plan, plan->chunk_cap, best, &alt);
+    if (!s && !(s = maximum < 2 ? mc_plan_order_matchings(&alt, maximum, NULL)
+                                : mc_plan_order_bytes(&alt)))
+        s = mc_plan_simulate_within(&alt, best->full, &t);
     if (!s && t < best->full) {
         adopt(plan, &alt);
         best->full = t;
