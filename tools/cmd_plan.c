@@ -18,7 +18,7 @@ static void usage(FILE *f)
         "each plan in full under \"plan\" (pieces, flows, \"combiners\").\n"
         "strategies: send_recv local_allgather broadcast (= broadcast_lb_size) broadcast_first\n"
         "            broadcast_lb_size broadcast_lb_order meshcast all\n"
-        "limits: 65536 devices per mesh, 2^16 deliveries per plan, 2^15 chunks per plan\n"
+        "limits: 65536 devices per mesh, 2^20 deliveries per plan, 2^15 chunks per plan\n"
         "        (smaller chunks grow); docs/planning.md#limits\n",
         f);
 }

@@ -53,9 +53,10 @@ typedef struct {
  * to respect it, so planning time (meshcast simulates its candidates chunk by chunk) does
  * not grow with the tensor's bytes. */
 #define MC_PLAN_MAX_CHUNKS ((int64_t)1 << 15)
-/* Most deliveries (a piece to a device that needs it) a plan may have: planning time grows
- * faster than linearly with them, and 2^16 plans in about a second. */
-#define MC_PLAN_MAX_DELIVERIES ((int64_t)1 << 16)
+/* Most deliveries (a piece to a device that needs it) a plan may have: an all-gather over
+ * 1,024 devices (1,047,552) fits; meshcast plans it in about 3 s and 1.1 GB (planning time
+ * grows with deliveries: 2^16 in about 0.1-0.3 s). */
+#define MC_PLAN_MAX_DELIVERIES ((int64_t)1 << 20)
 typedef struct mc_plan mc_plan_t;
 
 /* Plans moving a tensor from src to dst layout (same shape and dtype) on a cluster.

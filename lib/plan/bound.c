@@ -174,16 +174,45 @@ static int cmp_group(const void *a, const void *b, void *ctx)
     return (x->len > y->len) - (x->len < y->len);
 }
 
+/* Hosts per group and the host ids up to which group_key packs a host list in order. */
+#define KEY_HOSTS 3
+#define KEY_HOST_BITS 20
+
+/* A group's host list as one key in cmp_group's order: each host + 1 in KEY_HOST_BITS bits,
+ * 0 past the list's end (so a list sorts before its extensions). */
+static uint64_t group_key(const void *item, const void *ctx)
+{
+    const group_t *g = item;
+    const int64_t *group_hosts = ctx;
+    uint64_t key = 0;
+    for (int64_t i = 0; i < KEY_HOSTS; i++)
+        key = key << KEY_HOST_BITS | (i < g->len ? (uint64_t)group_hosts[g->off + i] + 1 : 0);
+    return key;
+}
+
+/* Sorts groups by their host lists, stably: by group_key where every list fits one, else
+ * by cmp_group. */
+static mc_status_t sort_groups(group_t *groups, int64_t n, int64_t *group_hosts, int64_t nhost)
+{
+    int packs = nhost < ((int64_t)1 << KEY_HOST_BITS) - 1;
+    for (int64_t g = 0; g < n && packs; g++)
+        packs = groups[g].len <= KEY_HOSTS;
+    if (packs)
+        return mc_sort_by_key(groups, n, sizeof *groups, group_key, group_hosts);
+    qsort_r(groups, (size_t)n, sizeof *groups, cmp_group, group_hosts);
+    return MC_OK;
+}
+
 /* A needing host's copies of one piece no device of it holds: k of its devices need it. */
 typedef struct {
     int64_t host, copies;
     double bytes;
 } need_t;
 
-static int cmp_need(const void *a, const void *b)
+static uint64_t need_host(const void *item, const void *ctx)
 {
-    const need_t *x = a, *y = b;
-    return (x->host > y->host) - (x->host < y->host);
+    (void)ctx;
+    return (uint64_t)((const need_t *)item)->host;
 }
 
 /* Distinct hosts of an ascending device list with how many of the devices each has. */
@@ -205,25 +234,26 @@ static int64_t host_counts(const mc_topology_t *topo, const int64_t *devs, int n
 /* The relay terms (mc_bound_relay): per run of groups with one holder-host set, its pieces'
  * copies through the set's NICs out; per host, the copies of pieces it holds nothing of
  * through its NIC in, to its needing devices. items has room for max(ngroups, nneeds). */
-static double relay_terms(const group_t *groups, int64_t ngroups, const int64_t *hosts,
-                          need_t *needs, int64_t nneeds, mc_relay_item_t *items, double b_in,
-                          double b_out, double a_nic, double a_intra)
+static mc_status_t relay_terms(const group_t *groups, int64_t ngroups, const int64_t *hosts,
+                               need_t *needs, int64_t nneeds, mc_relay_item_t *items, double b_in,
+                               double b_out, double a_nic, double a_intra, double *best)
 {
-    double best = 0, t;
+    double t;
+    *best = 0;
     for (int64_t i = 0, j; i < ngroups; i = j) {
         for (j = i; j < ngroups && cmp_group(&groups[j], &groups[i], (void *)hosts) == 0; j++)
             items[j - i] = (mc_relay_item_t){groups[j].size, groups[j].copies};
         t = mc_bound_relay(items, j - i, b_out * (double)groups[i].len, a_nic, a_nic);
-        best = t > best ? t : best;
+        *best = t > *best ? t : *best;
     }
-    qsort(needs, (size_t)nneeds, sizeof *needs, cmp_need);
-    for (int64_t i = 0, j; i < nneeds; i = j) {
+    mc_status_t s = mc_sort_by_key(needs, nneeds, sizeof *needs, need_host, NULL);
+    for (int64_t i = 0, j; i < nneeds && !s; i = j) {
         for (j = i; j < nneeds && needs[j].host == needs[i].host; j++)
             items[j - i] = (mc_relay_item_t){needs[j].bytes, needs[j].copies};
         t = mc_bound_relay(items, j - i, b_in, a_nic, a_intra);
-        best = t > best ? t : best;
+        *best = t > *best ? t : *best;
     }
-    return best;
+    return s;
 }
 
 /* mc_bound_start over needs (sorted by host) and the groups' holder hosts as senders. */
@@ -261,23 +291,24 @@ typedef struct {
     double bytes;
 } own_t;
 
-static int cmp_own(const void *a, const void *b)
+static uint64_t own_dev(const void *item, const void *ctx)
 {
-    const own_t *x = a, *y = b;
-    return (x->dev > y->dev) - (x->dev < y->dev);
+    (void)ctx;
+    return (uint64_t)((const own_t *)item)->dev;
 }
 
 /* Own host before α_nic: per device, its alone-held bytes to its host mates through its
  * out-port, straight or relayed once (mc_bound_relay); the seconds go to l_dev. */
-static void own_relays(own_t *own, int64_t nown, mc_relay_item_t *items, double b_intra,
-                       double a_intra, double *l_dev)
+static mc_status_t own_relays(own_t *own, int64_t nown, mc_relay_item_t *items, double b_intra,
+                              double a_intra, double *l_dev)
 {
-    qsort(own, (size_t)nown, sizeof *own, cmp_own);
-    for (int64_t i = 0, j; i < nown; i = j) {
+    mc_status_t s = mc_sort_by_key(own, nown, sizeof *own, own_dev, NULL);
+    for (int64_t i = 0, j; i < nown && !s; i = j) {
         for (j = i; j < nown && own[j].dev == own[i].dev; j++)
             items[j - i] = (mc_relay_item_t){own[j].bytes, own[j].copies};
         l_dev[own[i].dev] = mc_bound_relay(items, j - i, b_intra, a_intra, a_intra);
     }
+    return s;
 }
 
 /* The machine term: by time T, host h's devices got at most b_in*T of their needs need[h]
@@ -497,7 +528,8 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         }
     }
     /* merge groups with equal holder host sets: keeps the min-cut graph small */
-    qsort_r(groups, (size_t)ngroups, sizeof *groups, cmp_group, hosts);
+    if ((s = sort_groups(groups, ngroups, hosts, nhost)))
+        goto out;
     int64_t m = 0, used = 0;
     for (int64_t g = 0; g < ngroups; g++) {
         if (m > 0 && cmp_group(&groups[g], &groups[g - 1], hosts) == 0) {
@@ -537,10 +569,13 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
      * host-port and own-host terms below hold for both: a needer receives, and a sole
      * holder of an addend another device needs sends, one message per element) */
     int copies = pieces->naddends <= 1;
-    if (copies && (t = relay_terms(groups, ngroups, hosts, needs, nneeds, items, b_in, b_out,
-                                   nic.latency, intra.latency)) > bound)
+    if (copies && (s = relay_terms(groups, ngroups, hosts, needs, nneeds, items, b_in, b_out,
+                                   nic.latency, intra.latency, &t)))
+        goto out;
+    if (copies && t > bound)
         bound = t;
-    /* slow start: needing hosts' NICs, fed at first only by the hosts that hold */
+    /* slow start: needing hosts' NICs (needs now sorted by host), fed at first only by the
+     * hosts that hold */
     if (copies && (s = slow_start(groups, ngroups, hosts, needs, nneeds, items, nhost, b_in, b_out,
                                   nic.latency, intra.latency, &t)))
         goto out;
@@ -601,8 +636,9 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     if (topo->machine_bw > 0 && (t = machine_term(r_host, nhost, topo->machine_bw, b_in)) > 0 &&
         t + min_latency > bound)
         bound = t + min_latency;
-    if (copies && nown > 0)
-        own_relays(own, nown, items, intra.bandwidth, intra.latency, l_dev);
+    if (copies && nown > 0 &&
+        (s = own_relays(own, nown, items, intra.bandwidth, intra.latency, l_dev)))
+        goto out;
     for (int64_t d = 0; d < ndev; d++) {
         if ((t = mc_bound_paths(r_dev[d], intra.bandwidth, intra.latency, d_in, nic.latency)) >
             bound)

@@ -11,11 +11,18 @@
  * y_min / B, y_min the fewest such bytes that leave at most B·alpha2 bytes of direct copies. */
 #include <stdlib.h>
 #include "plan_internal.h"
+#include "util/util.h"
 
 static int cmp_copies_desc(const void *a, const void *b)
 {
     const mc_relay_item_t *x = a, *y = b;
     return (x->copies < y->copies) - (x->copies > y->copies);
+}
+
+static uint64_t fewer_copies(const void *item, const void *ctx)
+{
+    (void)ctx;
+    return UINT64_MAX - (uint64_t)((const mc_relay_item_t *)item)->copies;
 }
 
 double mc_bound_relay(mc_relay_item_t *items, int64_t n, double bw, double alpha1, double alpha2)
@@ -27,7 +34,12 @@ double mc_bound_relay(mc_relay_item_t *items, int64_t n, double bw, double alpha
         return 0;
     if (direct <= room)
         return direct / bw + alpha1;
-    qsort(items, (size_t)n, sizeof *items, cmp_copies_desc);
+    int sorted = 1;
+    for (int64_t i = 1; i < n && sorted; i++)
+        sorted = items[i].copies <= items[i - 1].copies;
+    /* most copies first, stably; qsort only when there is no memory for the radix sort */
+    if (!sorted && mc_sort_by_key(items, n, sizeof *items, fewer_copies, NULL))
+        qsort(items, (size_t)n, sizeof *items, cmp_copies_desc);
     double left = direct; /* direct copies if the bytes so far are relayed */
     for (int64_t i = 0; i < n && left > room; i++) {
         double all = items[i].bytes * (double)items[i].copies;

@@ -4,36 +4,13 @@
  * host and receives from one host. Transports and the simulator start equal-priority chunks in plan
  * order, so this keeps every receiver busy instead of letting several senders queue on one
  * host while another idles. A flow is keyed by its first NIC crossing; flows with none
- * stay first. One sort of F packed keys. */
+ * stay first. One sort of F packed keys (round k, rotation, sender rank: most significant
+ * first). */
 #include <stdlib.h>
 #include <string.h>
 #include "plan_internal.h"
 #include "util/util.h"
 #include "topology/topology_internal.h"
-
-typedef struct {
-    uint64_t key; /* round k, rotation, sender rank: most significant first */
-    int64_t index;
-} flow_key_t;
-
-/* Sorts keys[0..n) by key, stably (keys come in index order, so ties stay in it): a radix
- * sort a byte at a time, skipping bytes that all keys share (qsort's calls per comparison
- * cost more than the rest of the ordering on plans of 60,000 flows). tmp holds n keys. */
-static void sort_keys(flow_key_t *keys, flow_key_t *tmp, int64_t n)
-{
-    for (int shift = 0; shift < 64; shift += 8) {
-        int64_t count[257] = {0};
-        for (int64_t i = 0; i < n; i++)
-            count[((keys[i].key >> shift) & 0xff) + 1]++;
-        if (count[((keys[0].key >> shift) & 0xff) + 1] == n)
-            continue; /* every key has this byte */
-        for (int b = 0; b < 256; b++)
-            count[b + 1] += count[b];
-        for (int64_t i = 0; i < n; i++)
-            tmp[count[(keys[i].key >> shift) & 0xff]++] = keys[i];
-        memcpy(keys, tmp, (size_t)n * sizeof *keys);
-    }
-}
 
 int mc_flow_first_crossing(const mc_plan_t *plan, int64_t i, int64_t *from, int64_t *to)
 {
@@ -64,7 +41,7 @@ mc_status_t mc_plan_order_rounds(mc_plan_t *plan)
     const mc_topology_t *topo = plan->topo;
     int64_t nhost = mc_topology_hosts(topo), n = plan->nflows;
     /* malloc: keys, out_host and in_host are written before they are read */
-    flow_key_t *keys = malloc(((size_t)n + 1) * sizeof *keys);
+    mc_sort_key_t *keys = malloc(((size_t)n + 1) * sizeof *keys);
     int64_t *out_host = malloc(((size_t)n + 1) * sizeof *out_host);
     int64_t *in_host = malloc(((size_t)n + 1) * sizeof *in_host);
     int64_t *out_rank = mc_calloc((size_t)nhost, sizeof *out_rank);
@@ -100,14 +77,14 @@ mc_status_t mc_plan_order_rounds(mc_plan_t *plan)
             rotation = (uint64_t)(((b - a) % m + m) % m);
             sender = (uint64_t)a;
         }
-        keys[i] = (flow_key_t){(k << 40) | (rotation << 20) | sender, i};
+        keys[i] = (mc_sort_key_t){(k << 40) | (rotation << 20) | sender, i};
     }
-    flow_key_t *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
+    mc_sort_key_t *tmp = malloc(((size_t)n + 1) * sizeof *tmp);
     if (!tmp) {
         s = mc_error(MC_ERR_NOMEM, "out of memory ordering the plan's flows");
         goto out;
     }
-    sort_keys(keys, tmp, n);
+    mc_sort_keys(keys, tmp, n);
     free(tmp);
     for (int64_t i = 0; i < n; i++)
         out_host[i] = keys[i].index; /* out_host is done with: it holds the new order */

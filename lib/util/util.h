@@ -34,6 +34,18 @@ char *mc_strdup(const char *s);
 mc_status_t mc_grow(void **items, int64_t *cap, int64_t n, size_t elem_size, int64_t first_cap,
                     const char *what);
 
+/* A sort key and the index of what it keys. */
+typedef struct {
+    uint64_t key;
+    int64_t index;
+} mc_sort_key_t;
+
+/* Sorts keys[0..n) by key, stably (ties keep their order); tmp holds n keys. */
+void mc_sort_keys(mc_sort_key_t *keys, mc_sort_key_t *tmp, int64_t n);
+/* Sorts items[0..n) of size bytes each by key(item, ctx), stably. */
+mc_status_t mc_sort_by_key(void *items, int64_t n, size_t size,
+                           uint64_t (*key)(const void *item, const void *ctx), const void *ctx);
+
 /* Sorts v[0..n) largest first. */
 void mc_sort_desc(double *v, int64_t n);
 
