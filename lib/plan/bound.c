@@ -149,7 +149,7 @@ static int64_t host_set(const mc_topology_t *topo, const int64_t *devs, int n, i
 {
     int64_t k = 0;
     for (int i = 0; i < n; i++) {
-        int64_t h = mc_topology_host_of(topo, devs[i]);
+        int64_t h = mc_host_of(topo, devs[i]);
         if (k == 0 || out[k - 1] != h)
             out[k++] = h;
     }
@@ -221,7 +221,7 @@ static int64_t host_counts(const mc_topology_t *topo, const int64_t *devs, int n
 {
     int64_t k = 0;
     for (int i = 0; i < n; i++) {
-        int64_t h = mc_topology_host_of(topo, devs[i]);
+        int64_t h = mc_host_of(topo, devs[i]);
         if (k == 0 || hosts[k - 1] != h) {
             hosts[k] = h;
             counts[k++] = 0;
@@ -348,8 +348,8 @@ static void reduction_terms(const mc_pieces_t *ps, const mc_piece_t *p, const mc
     for (int64_t j = 0; j < nn; j++)
         r->known[needing_hosts[j]] = 0;
     for (int i = 0; i < p->nholders; i++) {
-        int64_t h = mc_topology_host_of(topo, p->holders[i]), a = p->addends[i];
-        if (i == 0 || h != mc_topology_host_of(topo, p->holders[i - 1])) {
+        int64_t h = mc_host_of(topo, p->holders[i]), a = p->addends[i];
+        if (i == 0 || h != mc_host_of(topo, p->holders[i - 1])) {
             r->tick++;
             r->known[h] = 0;
         }
@@ -503,14 +503,13 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         /* a device alone holding the piece in a host where devices need it (hosts ascend in
          * both lists) */
         for (int j = 0, k = 0; j < p->nholders; j++) {
-            int64_t h = mc_topology_host_of(topo, p->holders[j]);
+            int64_t h = mc_host_of(topo, p->holders[j]);
             while (k < nn && tmp[k] < h)
                 k++;
             if (k < nn && tmp[k] == h)
                 early[p->holders[j]] = 1;
-            if (k < nn && tmp[k] == h &&
-                (j == 0 || mc_topology_host_of(topo, p->holders[j - 1]) != h) &&
-                (j + 1 == p->nholders || mc_topology_host_of(topo, p->holders[j + 1]) != h)) {
+            if (k < nn && tmp[k] == h && (j == 0 || mc_host_of(topo, p->holders[j - 1]) != h) &&
+                (j + 1 == p->nholders || mc_host_of(topo, p->holders[j + 1]) != h)) {
                 if (nown == own_cap) { /* grows: most reshards have none */
                     own_t *more = realloc(own, (size_t)(own_cap = 2 * own_cap + 16) * sizeof *own);
                     if (!more) {
@@ -621,7 +620,7 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         bound = t;
     memset(r_host, 0, (size_t)nhost * sizeof *r_host);
     for (int64_t d = 0; d < ndev; d++)
-        r_host[mc_topology_host_of(topo, d)] += r_dev[d];
+        r_host[mc_host_of(topo, d)] += r_dev[d];
     /* device sets: what only D holds in a host leaves D's out-ports or enters the NIC, each
      * its latency before it arrives */
     double cut = 0;

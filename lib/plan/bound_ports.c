@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "plan_internal.h"
+#include "topology/topology_internal.h"
 #include "util/util.h"
 
 typedef struct {
@@ -163,21 +164,20 @@ mc_status_t mc_bound_device_cut(const mc_pieces_t *pieces, const mc_topology_t *
         for (int64_t i = 0; i < pieces->npieces; i++) {
             const mc_piece_t *p = &pieces->pieces[i];
             for (int j = 0, k = 0; j < p->nneeders; j++) {
-                int64_t h = mc_topology_host_of(topo, p->needers[j]);
-                if ((j > 0 && mc_topology_host_of(topo, p->needers[j - 1]) == h) ||
-                    (pass == 1 && !open[h]))
+                int64_t h = mc_host_of(topo, p->needers[j]);
+                if ((j > 0 && mc_host_of(topo, p->needers[j - 1]) == h) || (pass == 1 && !open[h]))
                     continue;
                 /* holders ascend, so do their hosts: skip to h's */
-                while (k < p->nholders && mc_topology_host_of(topo, p->holders[k]) < h)
+                while (k < p->nholders && mc_host_of(topo, p->holders[k]) < h)
                     k++;
-                int held = k < p->nholders && mc_topology_host_of(topo, p->holders[k]) == h;
+                int held = k < p->nholders && mc_host_of(topo, p->holders[k]) == h;
                 if (pass == 0) {
                     all[h] += (double)p->bytes;
                     lacking[h] += held ? 0 : (double)p->bytes;
                     continue;
                 }
                 e[n] = (entry_t){h, used, 0, (double)p->bytes};
-                for (; k < p->nholders && mc_topology_host_of(topo, p->holders[k]) == h; k++)
+                for (; k < p->nholders && mc_host_of(topo, p->holders[k]) == h; k++)
                     devs[used + e[n].len++] = p->holders[k];
                 used += e[n].len;
                 n++;

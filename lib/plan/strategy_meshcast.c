@@ -191,10 +191,10 @@ static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, int nn, const 
 /* The device of the host of `near` on NIC `nic` (a host's ids are contiguous), or -1. */
 static int64_t device_on_nic(const mc_topology_t *topo, int64_t near, int nic)
 {
-    int64_t h = mc_topology_host_of(topo, near), ndev = mc_topology_devices(topo), d = near;
-    while (d > 0 && mc_topology_host_of(topo, d - 1) == h)
+    int64_t h = mc_host_of(topo, near), ndev = mc_topology_devices(topo), d = near;
+    while (d > 0 && mc_host_of(topo, d - 1) == h)
         d--;
-    for (; d < ndev && mc_topology_host_of(topo, d) == h; d++)
+    for (; d < ndev && mc_host_of(topo, d) == h; d++)
         if (mc_topology_nic_index(topo, d) == nic)
             return d;
     return -1;
@@ -523,7 +523,7 @@ static mc_status_t plan_direct(ctx_t *c, int64_t i)
     mc_status_t s = mc_plan_add_flow(plan, i, &p->box);
     for (int j = 0; j < p->nneeders && !s; j++) {
         int64_t n = p->needers[j], from;
-        const mc_host_run_t *run = mc_find_run(c->hruns, nh, mc_topology_host_of(topo, n));
+        const mc_host_run_t *run = mc_find_run(c->hruns, nh, mc_host_of(topo, n));
         if (run)
             from = mc_least_loaded(p->holders + run->first, run->count, c->loads.dev_send);
         else
@@ -1069,14 +1069,14 @@ static int multipath_differs(const mc_plan_t *plan)
         const mc_piece_t *p = &ps->pieces[i];
         int hosts = 0;
         for (int j = 0; j < p->nholders; j++) {
-            int64_t h = mc_topology_host_of(topo, p->holders[j]);
+            int64_t h = mc_host_of(topo, p->holders[j]);
             hosts += !holds[h];
             holds[h] = 1;
         }
         for (int j = 0; j < p->nneeders && hosts > 1 && !found; j++)
-            found = holds[mc_topology_host_of(topo, p->needers[j])];
+            found = holds[mc_host_of(topo, p->needers[j])];
         for (int j = 0; j < p->nholders; j++)
-            holds[mc_topology_host_of(topo, p->holders[j])] = 0;
+            holds[mc_host_of(topo, p->holders[j])] = 0;
     }
     free(holds);
     return found;
@@ -1095,14 +1095,14 @@ static int scatter_differs(const mc_plan_t *plan)
         const mc_piece_t *p = &ps->pieces[i];
         int run = 1; /* needers ascend, so a host's needers are consecutive */
         for (int j = 1; j < p->nneeders; j++) {
-            int64_t h = mc_topology_host_of(topo, p->needers[j]);
-            run = h == mc_topology_host_of(topo, p->needers[j - 1]) ? run + 1 : 1;
+            int64_t h = mc_host_of(topo, p->needers[j]);
+            run = h == mc_host_of(topo, p->needers[j - 1]) ? run + 1 : 1;
             if (run < 2)
                 continue;
             if (p->bytes / FINE_STRIPE_BYTES < run)
                 return 1;
             for (int k = 0; k < p->nholders; k++)
-                if (mc_topology_host_of(topo, p->holders[k]) == h)
+                if (mc_host_of(topo, p->holders[k]) == h)
                     return 1;
         }
     }
@@ -1117,10 +1117,10 @@ static int64_t needing_hosts(const mc_topology_t *topo, const mc_piece_t *p, int
 {
     int64_t hosts = 0, last = -1;
     for (int j = 0; j < p->nneeders && hosts < enough; j++) {
-        int64_t h = mc_topology_host_of(topo, p->needers[j]);
+        int64_t h = mc_host_of(topo, p->needers[j]);
         int held = 0;
         for (int k = 0; k < p->nholders && !held && h != last; k++)
-            held = mc_topology_host_of(topo, p->holders[k]) == h;
+            held = mc_host_of(topo, p->holders[k]) == h;
         hosts += h != last && !held;
         last = h;
     }
@@ -1646,7 +1646,7 @@ static int multitree_differs(const mc_plan_t *plan)
         const mc_piece_t *p = &ps->pieces[i];
         int64_t holders = 0, last = -1;
         for (int j = 0; j < p->nholders; j++) {
-            int64_t h = mc_topology_host_of(topo, p->holders[j]);
+            int64_t h = mc_host_of(topo, p->holders[j]);
             holders += h != last;
             last = h;
         }

@@ -25,8 +25,7 @@ mc_status_t mc_strategy_send_recv(mc_plan_t *plan)
         s = mc_plan_add_flow(plan, i, &p->box);
         for (int j = 0; j < p->nneeders && !s; j++) {
             int64_t n = p->needers[j];
-            const mc_host_run_t *local =
-                mc_find_run(runs, nruns, mc_topology_host_of(plan->topo, n));
+            const mc_host_run_t *local = mc_find_run(runs, nruns, mc_host_of(plan->topo, n));
             int64_t from =
                 local ? mc_least_loaded(p->holders + local->first, local->count, loads.dev_send)
                       : mc_least_loaded(p->holders, p->nholders, loads.dev_send);
