@@ -238,19 +238,21 @@ static mc_status_t relay_terms(const group_t *groups, int64_t ngroups, const int
                                need_t *needs, int64_t nneeds, mc_relay_item_t *items, double b_in,
                                double b_out, double a_nic, double a_intra, double *best)
 {
-    double t;
+    double t = 0;
+    mc_status_t s = MC_OK;
     *best = 0;
-    for (int64_t i = 0, j; i < ngroups; i = j) {
+    for (int64_t i = 0, j; i < ngroups && !s; i = j) {
         for (j = i; j < ngroups && cmp_group(&groups[j], &groups[i], (void *)hosts) == 0; j++)
             items[j - i] = (mc_relay_item_t){groups[j].size, groups[j].copies};
-        t = mc_bound_relay(items, j - i, b_out * (double)groups[i].len, a_nic, a_nic);
+        s = mc_bound_relay(items, j - i, b_out * (double)groups[i].len, a_nic, a_nic, &t);
         *best = t > *best ? t : *best;
     }
-    mc_status_t s = mc_sort_by_key(needs, nneeds, sizeof *needs, need_host, NULL);
+    if (!s)
+        s = mc_sort_by_key(needs, nneeds, sizeof *needs, need_host, NULL);
     for (int64_t i = 0, j; i < nneeds && !s; i = j) {
         for (j = i; j < nneeds && needs[j].host == needs[i].host; j++)
             items[j - i] = (mc_relay_item_t){needs[j].bytes, needs[j].copies};
-        t = mc_bound_relay(items, j - i, b_in, a_nic, a_intra);
+        s = mc_bound_relay(items, j - i, b_in, a_nic, a_intra, &t);
         *best = t > *best ? t : *best;
     }
     return s;
@@ -306,7 +308,7 @@ static mc_status_t own_relays(own_t *own, int64_t nown, mc_relay_item_t *items, 
     for (int64_t i = 0, j; i < nown && !s; i = j) {
         for (j = i; j < nown && own[j].dev == own[i].dev; j++)
             items[j - i] = (mc_relay_item_t){own[j].bytes, own[j].copies};
-        l_dev[own[i].dev] = mc_bound_relay(items, j - i, b_intra, a_intra, a_intra);
+        s = mc_bound_relay(items, j - i, b_intra, a_intra, a_intra, &l_dev[own[i].dev]);
     }
     return s;
 }

@@ -9,15 +9,8 @@
  * goes straight: T >= D/B + alpha1 (D: bytes times copies). Otherwise the y <= B·tau
  * relayed bytes save most when they are the ones with most copies: T >= alpha1 + alpha2 +
  * y_min / B, y_min the fewest such bytes that leave at most B·alpha2 bytes of direct copies. */
-#include <stdlib.h>
 #include "plan_internal.h"
 #include "util/util.h"
-
-static int cmp_copies_desc(const void *a, const void *b)
-{
-    const mc_relay_item_t *x = a, *y = b;
-    return (x->copies < y->copies) - (x->copies > y->copies);
-}
 
 static uint64_t fewer_copies(const void *item, const void *ctx)
 {
@@ -25,21 +18,25 @@ static uint64_t fewer_copies(const void *item, const void *ctx)
     return UINT64_MAX - (uint64_t)((const mc_relay_item_t *)item)->copies;
 }
 
-double mc_bound_relay(mc_relay_item_t *items, int64_t n, double bw, double alpha1, double alpha2)
+mc_status_t mc_bound_relay(mc_relay_item_t *items, int64_t n, double bw, double alpha1,
+                           double alpha2, double *seconds)
 {
     double direct = 0, room = bw * alpha2, relayed = 0;
+    *seconds = 0;
     for (int64_t i = 0; i < n; i++)
         direct += items[i].bytes * (double)items[i].copies;
     if (direct <= 0)
-        return 0;
-    if (direct <= room)
-        return direct / bw + alpha1;
+        return MC_OK;
+    if (direct <= room) {
+        *seconds = direct / bw + alpha1;
+        return MC_OK;
+    }
     int sorted = 1;
     for (int64_t i = 1; i < n && sorted; i++)
         sorted = items[i].copies <= items[i - 1].copies;
-    /* most copies first, stably; qsort only when there is no memory for the radix sort */
-    if (!sorted && mc_sort_by_key(items, n, sizeof *items, fewer_copies, NULL))
-        qsort(items, (size_t)n, sizeof *items, cmp_copies_desc);
+    mc_status_t s = sorted ? MC_OK : mc_sort_by_key(items, n, sizeof *items, fewer_copies, NULL);
+    if (s)
+        return s;
     double left = direct; /* direct copies if the bytes so far are relayed */
     for (int64_t i = 0; i < n && left > room; i++) {
         double all = items[i].bytes * (double)items[i].copies;
@@ -52,5 +49,6 @@ double mc_bound_relay(mc_relay_item_t *items, int64_t n, double bw, double alpha
         }
     }
     double straight = direct / bw + alpha1, relay = alpha1 + alpha2 + relayed / bw;
-    return straight < relay ? straight : relay;
+    *seconds = straight < relay ? straight : relay;
+    return MC_OK;
 }

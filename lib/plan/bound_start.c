@@ -22,28 +22,26 @@
 #include "plan_internal.h"
 #include "util/util.h"
 
-static int cmp_copies_asc(const void *a, const void *b)
+static uint64_t copies_key(const void *item, const void *ctx)
 {
-    const mc_relay_item_t *x = a, *y = b;
-    return (x->copies > y->copies) - (x->copies < y->copies);
+    (void)ctx;
+    return (uint64_t)((const mc_relay_item_t *)item)->copies;
 }
 
-static int cmp_desc(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x < y) - (x > y);
-}
-
-/* c_h: bytes that must pass the NIC by τ when the last α_intra passes room copy-bytes. */
-static double early_bytes(mc_relay_item_t *items, int64_t n, double room, double *direct)
+/* c_h (*early): bytes that must pass the NIC by τ when the last α_intra passes room
+ * copy-bytes. */
+static mc_status_t early_bytes(mc_relay_item_t *items, int64_t n, double room, double *direct,
+                               double *early)
 {
     double r = 0, spared = 0;
     int sorted = 1;
-    *direct = 0;
+    *direct = *early = 0;
     for (int64_t i = 1; i < n && sorted; i++)
         sorted = items[i].copies >= items[i - 1].copies;
-    if (!sorted) /* often all alike: then skip the sort */
-        qsort(items, (size_t)n, sizeof *items, cmp_copies_asc);
+    /* fewest copies first, stably; often all alike: then the sort is skipped */
+    mc_status_t s = sorted ? MC_OK : mc_sort_by_key(items, n, sizeof *items, copies_key, NULL);
+    if (s)
+        return s;
     for (int64_t i = 0; i < n; i++) {
         double copies = (double)items[i].copies, all = items[i].bytes * copies;
         r += items[i].bytes;
@@ -52,7 +50,8 @@ static double early_bytes(mc_relay_item_t *items, int64_t n, double room, double
         spared += take / copies;
         room -= take;
     }
-    return r - spared;
+    *early = r - spared;
+    return MC_OK;
 }
 
 mc_status_t mc_bound_start(mc_relay_item_t *items, const int64_t *off, int64_t nhosts,
@@ -74,11 +73,16 @@ mc_status_t mc_bound_start(mc_relay_item_t *items, const int64_t *off, int64_t n
     }
     for (int64_t h = 0; h < nhosts; h++) {
         double direct;
-        c[h] = early_bytes(items + off[h], off[h + 1] - off[h], b_in * a_intra, &direct);
+        mc_status_t s =
+            early_bytes(items + off[h], off[h + 1] - off[h], b_in * a_intra, &direct, &c[h]);
+        if (s) {
+            free(c);
+            return s;
+        }
         sum += c[h];
         max_direct = direct > max_direct ? direct : max_direct;
     }
-    qsort(c, (size_t)nhosts, sizeof *c, cmp_desc);
+    mc_sort_desc(c, nhosts);
     double t_a = a_nic + max_direct / b_in;
     double t_b = a_nic + a_intra + (c[0] / b_in > sum / m ? c[0] / b_in : sum / m);
     double u = c[0] / b_in - a_nic, prefix = 0;

@@ -224,12 +224,13 @@ mc_status_t mc_bound_device_cut(const mc_pieces_t *pieces, const mc_topology_t *
 /* Bytes that must reach `copies` places through one port of bw bytes/s, each copy straight
  * (alpha1 after it leaves the port) or relayed (alpha1 + alpha2 after the port sent it
  * once): the fewest seconds until every copy arrived (lib/plan/bound_relay.c). Reorders
- * items. */
+ * items (most copies first, stably). */
 typedef struct {
     double bytes;
     int64_t copies;
 } mc_relay_item_t;
-double mc_bound_relay(mc_relay_item_t *items, int64_t n, double bw, double alpha1, double alpha2);
+mc_status_t mc_bound_relay(mc_relay_item_t *items, int64_t n, double bw, double alpha1,
+                           double alpha2, double *seconds);
 
 /* The least T with bytes <= b1·(T − a1)⁺ + b2·(T − a2)⁺: bytes through two ports, each
  * delivering its link latency after it passed them (lib/plan/bound_paths.c). */

@@ -221,12 +221,15 @@ static double run_instance(uint64_t seed, int64_t *total, int *decided)
         decided[3] += paths >= bound * (1 - 1e-12) && paths > fluid * (1 + 1e-9);
     }
     if (family == 1) { /* above the relay and fluid terms before it? */
-        double bytes = (double)plan->pieces->pieces[0].bytes, old = 0;
+        double bytes = (double)plan->pieces->pieces[0].bytes, old = 0, relay = 0;
         mc_relay_item_t x = {bytes, nlack};
-        old = fmax(old, mc_bound_relay(&x, 1, b_out, nic.latency, nic.latency));
+        assert_int_equal(mc_bound_relay(&x, 1, b_out, nic.latency, nic.latency, &relay), MC_OK);
+        old = fmax(old, relay);
         for (int64_t i = 0; i < nlack; i++) {
             mc_relay_item_t y = items[i];
-            old = fmax(old, mc_bound_relay(&y, 1, b_in, nic.latency, intra.latency));
+            assert_int_equal(mc_bound_relay(&y, 1, b_in, nic.latency, intra.latency, &relay),
+                             MC_OK);
+            old = fmax(old, relay);
         }
         old = fmax(old, bytes / fmin(b_in, b_out) + nic.latency);
         old = fmax(old, bytes / (intra.bandwidth + b_in) + fmin(intra.latency, nic.latency));
