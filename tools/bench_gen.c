@@ -1,6 +1,6 @@
 /* Seeded random resharding cases at cluster scale (docs/planning.md, "Scale benchmark"):
- * the three built-in GPU profiles, 2-40 hosts, bf16 tensors of 4 MiB to 64 GiB, source and
- * destination meshes of whole hosts (axis 0 hosts, axis 1 devices in a host) either on
+ * the three built-in GPU profiles, 2-40 hosts (2 to --max-hosts), bf16 tensors of 4 MiB to 64 GiB,
+ * source and destination meshes of whole hosts (axis 0 hosts, axis 1 devices in a host) either on
  * disjoint hosts or the same ones, random DTensor-style specs. Written as suite lines so
  * that `bench` runs them exactly like a suite file. */
 #include <inttypes.h>
@@ -50,11 +50,12 @@ static void draw_spec(uint64_t *s, int ndim, char *out)
     }
 }
 
-/* One case line; dph[p] is profile p's devices per host. */
-static void draw_case(uint64_t *s, int64_t index, const int64_t *dph, char *line, size_t len)
+/* One case line of 2 to max_hosts hosts; dph[p] is profile p's devices per host. */
+static void draw_case(uint64_t *s, int64_t index, int64_t max_hosts, const int64_t *dph, char *line,
+                      size_t len)
 {
     int p = (int)below(s, NPROFILES);
-    int64_t hosts = 2 + below(s, 39), a, b, s0, d0;
+    int64_t hosts = 2 + below(s, max_hosts - 1), a, b, s0, d0;
     if (below(s, 3) == 0) { /* the same mesh */
         a = b = 1 + below(s, hosts);
         s0 = d0 = below(s, hosts - a + 1);
@@ -118,7 +119,7 @@ static int64_t deliveries(const char *text)
     return total;
 }
 
-FILE *bench_generate(int64_t n, uint64_t seed, int *rc)
+FILE *bench_generate(int64_t n, uint64_t seed, int64_t max_hosts, int *rc)
 {
     int64_t dph[NPROFILES];
     for (int p = 0; p < NPROFILES; p++) {
@@ -138,12 +139,15 @@ FILE *bench_generate(int64_t n, uint64_t seed, int *rc)
         return NULL;
     }
     uint64_t state = seed;
-    fprintf(f, "# meshcast bench --generate %" PRId64 " --seed %" PRIu64 "\n", n, seed);
+    fprintf(f, "# meshcast bench --generate %" PRId64 " --seed %" PRIu64, n, seed);
+    if (max_hosts != BENCH_GEN_HOSTS)
+        fprintf(f, " --max-hosts %" PRId64, max_hosts);
+    fputc('\n', f);
     for (int64_t i = 0; i < n; i++) {
         char line[512];
         int64_t d;
         do /* redraw cases that move nothing or too much */
-            draw_case(&state, i, dph, line, sizeof line);
+            draw_case(&state, i, max_hosts, dph, line, sizeof line);
         while ((d = deliveries(line)) == 0 || d > MAX_DELIVERIES);
         if (d < 0) {
             fclose(f);

@@ -7,9 +7,14 @@
 
 /* Most cases --generate accepts. */
 #define BENCH_GEN_MAX 100000
+/* Hosts a case draws at most: 40 by default (every seed's cases as before --max-hosts),
+ * up to 1,024 (8,192 devices on the DGX profiles). */
+#define BENCH_GEN_HOSTS 40
+#define BENCH_GEN_MAX_HOSTS 1024
 
-/* Writes n suite lines (benchmarks/suites format) drawn from seed to a temporary file and
- * returns it rewound, or NULL (one line printed, *rc set to the exit status). */
-FILE *bench_generate(int64_t n, uint64_t seed, int *rc);
+/* Writes n suite lines (benchmarks/suites format) of 2 to max_hosts hosts drawn from seed to
+ * a temporary file and returns it rewound, or NULL (one line printed, *rc set to the exit
+ * status). */
+FILE *bench_generate(int64_t n, uint64_t seed, int64_t max_hosts, int *rc);
 
 #endif

@@ -20,12 +20,13 @@ static char suite_where[1100]; /* "FILE:LINE" of the suite line being read */
 
 static void usage(FILE *f)
 {
-    fputs("usage: meshcast bench --suite NAME|FILE | --generate N [--seed S] [--write-cases FILE]\n"
-          "                      [--strategy NAME|all]\n"
+    fputs("usage: meshcast bench --suite NAME|FILE | --generate N [--seed S] [--max-hosts H]\n"
+          "                      [--write-cases FILE] [--strategy NAME|all]\n"
           "                      [--transport sim|local|ucx] [--iters N] [--warmup N]\n"
           "                      [--max-bytes B] [--topology NAME|FILE] [--hosts N] [--json FILE]\n"
           "suites are found as FILE, or NAME.cases in " MESHCAST_SUITE_DIRS "\n"
           "--generate: N seeded random cases at cluster scale instead of a suite (seed 1)\n"
+          "--max-hosts: generated cases draw 2 to H hosts (default 40, at most 1024)\n"
           "--write-cases: write the generated cases as a suite file (- for stdout) and stop;\n"
           "               `--suite FILE` runs them, and each line is `meshcast plan` options\n"
           "sim prints the cost model's estimates; local and ucx execute every case on real\n"
@@ -121,10 +122,10 @@ static int next_case(FILE *f, const char *path, int *lineno, char **line, size_t
 }
 
 /* --write-cases: the generated suite to a file, so any case can be planned on its own. */
-static int write_cases(int64_t ncases, uint64_t seed, const char *path)
+static int write_cases(int64_t ncases, uint64_t seed, int64_t max_hosts, const char *path)
 {
     int rc = 0;
-    FILE *in = bench_generate(ncases, seed, &rc), *out = NULL;
+    FILE *in = bench_generate(ncases, seed, max_hosts, &rc), *out = NULL;
     if (!in)
         return rc;
     if ((rc = cli_open_output(path, "--write-cases", &out))) {
@@ -148,7 +149,7 @@ static int write_cases(int64_t ncases, uint64_t seed, const char *path)
 int cmd_bench(int argc, char **argv)
 {
     const char *suite = NULL, *json_path = NULL, *transport = "sim", *generate = NULL;
-    const char *seed_text = "1", *cases_path = NULL;
+    const char *seed_text = "1", *cases_path = NULL, *max_hosts_text = NULL;
     cli_case_t over = {0};
     exec_opts_t opts = {.iters = 5, .warmup = 1, .verify = 1};
     for (int i = 1; i < argc; i++) {
@@ -160,7 +161,8 @@ int cmd_bench(int argc, char **argv)
         if (i + 1 == argc && (!strcmp(argv[i], "--transport") || !strcmp(argv[i], "--iters") ||
                               !strcmp(argv[i], "--warmup") || !strcmp(argv[i], "--suite") ||
                               !strcmp(argv[i], "--json") || !strcmp(argv[i], "--generate") ||
-                              !strcmp(argv[i], "--seed") || !strcmp(argv[i], "--write-cases")))
+                              !strcmp(argv[i], "--seed") || !strcmp(argv[i], "--write-cases") ||
+                              !strcmp(argv[i], "--max-hosts")))
             return cli_usage_error("%s needs a value", argv[i]);
         if (!strcmp(argv[i], "--suite") && i + 1 < argc)
             suite = argv[++i];
@@ -168,6 +170,8 @@ int cmd_bench(int argc, char **argv)
             generate = argv[++i];
         else if (!strcmp(argv[i], "--seed") && i + 1 < argc)
             seed_text = argv[++i];
+        else if (!strcmp(argv[i], "--max-hosts") && i + 1 < argc)
+            max_hosts_text = argv[++i];
         else if (!strcmp(argv[i], "--write-cases") && i + 1 < argc)
             cases_path = argv[++i];
         else if (!strcmp(argv[i], "--json") && i + 1 < argc)
@@ -192,16 +196,24 @@ int cmd_bench(int argc, char **argv)
     if (!suite == !generate)
         return cli_usage_error(suite ? "bench: --suite and --generate exclude each other"
                                      : "bench: missing --suite (or --generate)");
-    uint64_t ncases = 0, seed = 0;
+    uint64_t ncases = 0, seed = 0, max_hosts = BENCH_GEN_HOSTS;
     if (generate && (parse_count("--generate", generate, BENCH_GEN_MAX, &ncases) ||
-                     parse_count("--seed", seed_text, UINT64_MAX, &seed)))
+                     parse_count("--seed", seed_text, UINT64_MAX, &seed) ||
+                     (max_hosts_text &&
+                      parse_count("--max-hosts", max_hosts_text, BENCH_GEN_MAX_HOSTS, &max_hosts))))
         return 2;
     if (generate && ncases == 0)
         return cli_usage_error("bench: bad --generate '%s' (at least 1 case)", generate);
+    if (generate && max_hosts < 2)
+        return cli_usage_error("bench: bad --max-hosts '%s' (2 to %d: a case spans 2 hosts or "
+                               "more)",
+                               max_hosts_text, BENCH_GEN_MAX_HOSTS);
     if (cases_path && !generate)
         return cli_usage_error("bench: --write-cases needs --generate");
+    if (max_hosts_text && !generate)
+        return cli_usage_error("bench: --max-hosts needs --generate");
     if (cases_path)
-        return write_cases((int64_t)ncases, seed, cases_path);
+        return write_cases((int64_t)ncases, seed, (int64_t)max_hosts, cases_path);
     if (strcmp(transport, "sim") && strcmp(transport, "local") && strcmp(transport, "ucx"))
         return cli_usage_error("bench: unknown transport '%s' (sim, local, ucx)", transport);
     int real = strcmp(transport, "sim") != 0, rank = 0, rc = 0;
@@ -210,8 +222,9 @@ int cmd_bench(int argc, char **argv)
     size_t cap = 0;
     FILE *f = NULL;
     if (generate) {
-        snprintf(path, sizeof path, "generated (seed %llu)", (unsigned long long)seed);
-        if (!(f = bench_generate((int64_t)ncases, seed, &rc)))
+        snprintf(path, sizeof path, "generated (seed %llu, 2-%llu hosts)", (unsigned long long)seed,
+                 (unsigned long long)max_hosts);
+        if (!(f = bench_generate((int64_t)ncases, seed, (int64_t)max_hosts, &rc)))
             return rc;
     } else if (!(f = open_suite(suite, path, sizeof path)))
         return cli_usage_error("bench: unknown suite '%s' (no file, no %s.cases in %s)", suite,

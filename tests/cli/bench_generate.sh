@@ -33,6 +33,23 @@ line=$(grep '^g0003' "$tmp/seed7.cases" | cut -d' ' -f2-)
 "$bin" bench --write-cases "$tmp/x.cases" --suite alpa-n-to-m >/dev/null 2>"$tmp/err"
 [ $? = 2 ] && grep -q -- '--write-cases needs --generate' "$tmp/err" ||
     fail "--write-cases without --generate: want exit 2 and a reason, got: $(cat "$tmp/err")"
+# --max-hosts: 40 is the default (the same cases), 2 draws two-host cases only, and
+# anything but 2-1024 with --generate is refused
+"$bin" bench --generate 12 --seed 7 --max-hosts 40 --write-cases "$tmp/h40.cases" 2>"$tmp/err" ||
+    fail "--max-hosts 40: $(cat "$tmp/err")"
+cmp -s <(grep '^g' "$tmp/seed7.cases") <(grep '^g' "$tmp/h40.cases") ||
+    fail "--max-hosts 40 drew other cases than the default"
+"$bin" bench --generate 20 --seed 7 --max-hosts 2 --write-cases "$tmp/h2.cases" 2>"$tmp/err" ||
+    fail "--max-hosts 2: $(cat "$tmp/err")"
+[ "$(grep -c -- '^g.* --hosts 2 ' "$tmp/h2.cases")" = 20 ] || fail "--max-hosts 2: not 20 two-host cases"
+head -1 "$tmp/h2.cases" | grep -q -- '--max-hosts 2$' || fail "--max-hosts 2: header $(head -1 "$tmp/h2.cases")"
+for bad in "--generate 3 --max-hosts 1" "--generate 3 --max-hosts 1025" "--generate 3 --max-hosts x" \
+    "--suite alpa-n-to-m --max-hosts 4"; do
+    # shellcheck disable=SC2086
+    "$bin" bench $bad >"$tmp/out" 2>"$tmp/err"
+    [ $? = 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
+        grep -q -- '--max-hosts' "$tmp/err" || fail "bench $bad: want exit 2 and one line, got: $(cat "$tmp/err")"
+done
 /usr/bin/python3 - "$tmp" <<'PY' || fail "generated runs: see above"
 import json, sys
 tmp = sys.argv[1]
