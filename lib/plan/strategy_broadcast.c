@@ -65,10 +65,13 @@ static int64_t pick_sender(const mc_plan_t *plan, const mc_piece_t *p, const mc_
  * piece's holder and needer hosts are looked up once, and its first holder in pick_sender's
  * order (host bytes sent, then device bytes sent, then list order) is found again only when
  * a round changed the send loads on one of its holders' hosts; a trial takes it if its host
- * is free, else the first on a free host (a scan in the same order, unless the piece's
- * holders share one host: then none is free). What a trial reads of a piece is in one
- * 64-byte entry, with the one host of pieces whose holders (or needers) share one: trials
- * draw the pieces at random, so each array read would be a miss. */
+ * is free, else the first on a free host (unless the piece's holders share one host: then
+ * none is free), from its holders sorted in that order, sorted again only when the loads on
+ * one of their hosts changed (a scan of every holder per miss was 90% of lb_order's time on
+ * pieces with hundreds of holders: 608 on g0156 of seed 2, --max-hosts 128). Pieces with the
+ * same holders share that work (a group). What a trial reads of a piece is in one 64-byte
+ * entry, with the one host of pieces whose holders (or needers) share one: trials draw the
+ * pieces at random, so each array read would be a miss. */
 typedef struct {
     const int64_t *holders; /* the piece's */
     int64_t bytes;
@@ -76,12 +79,13 @@ typedef struct {
     int32_t host0;       /* its first holder's host (every holder's, if one) */
     int32_t nhost0;      /* its first needer's host (every needer's, if nhost_one) */
     int32_t pos;         /* its place in todo */
-    /* the piece whose stamp and first it shares, itself unless its holders share one host
-     * and are an earlier piece's exactly (a mesh axis replicating the source: every piece of
-     * a host has the same holders, so one of them finds their first for all) */
+    /* the piece whose stamp, first and sorted holders it shares, itself unless its holders
+     * are an earlier piece's exactly (a mesh axis replicating the source: every piece of a
+     * host, or of a whole mesh, has the same holders, so one of them ranks them for all) */
     int32_t group;
-    int32_t stamp; /* as a group: the round its first holder is from, -1 for none */
-    int32_t first; /* as a group: the index of its first holder this round */
+    int32_t stamp;  /* as a group: the round its first holder is known for, -1 for none */
+    int32_t first;  /* as a group: the index of its first holder this round */
+    int32_t sorted; /* as a group: the round its sorted holders are known for, -1 for none */
     int32_t nholders, nneeders;
     char one;       /* its holders share one host */
     char nhost_one; /* its needers share one host */
@@ -91,6 +95,7 @@ typedef struct {
 typedef struct {
     lb_piece_t *pc;   /* per piece */
     int64_t *host;    /* holder hosts, in holder order, piece after piece */
+    int32_t *order;   /* per group, at its host offset: its holders' indices, ranked */
     int64_t *nhost;   /* needer hosts, in needer order, piece after piece */
     int64_t *changed; /* per host: the last round that added to its devices' sends, or -1 */
     int32_t round;
@@ -116,14 +121,53 @@ static int rank_before(const mc_loads_t *loads, const int64_t *host, const lb_pi
     return ha < hb || (ha == hb && loads->dev_send[q->holders[a]] < loads->dev_send[q->holders[b]]);
 }
 
+typedef struct {
+    const mc_loads_t *loads;
+    const int64_t *host;
+    const lb_piece_t *q;
+} rank_ctx_t;
+
+/* rank_before as a total order (list order breaks ties) */
+static int cmp_rank(const void *a, const void *b, void *ctx)
+{
+    const rank_ctx_t *c = ctx;
+    int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    if (rank_before(c->loads, c->host, c->q, x, y))
+        return -1;
+    if (rank_before(c->loads, c->host, c->q, y, x))
+        return 1;
+    return (x > y) - (x < y);
+}
+
+/* The piece's holder on a free host that ranks first (its group's holders sorted for this
+ * round's loads, sorted again only if they changed); -1 when every holder's host is busy. */
+static int64_t first_free(const lb_piece_t *q, lb_piece_t *g, const mc_loads_t *loads,
+                          const char *busy, ranks_t *r)
+{
+    const int64_t *host = r->host + q->host;
+    int32_t *order = r->order + g->host;
+    if (g->sorted != r->round) {
+        if (stale(r, q, g->sorted)) {
+            for (int32_t j = 0; j < q->nholders; j++)
+                order[j] = j;
+            rank_ctx_t c = {loads, host, q};
+            qsort_r(order, (size_t)q->nholders, sizeof *order, cmp_rank, &c);
+        }
+        g->sorted = r->round;
+    }
+    for (int32_t k = 0; k < q->nholders; k++)
+        if (!busy[host[order[k]]])
+            return q->holders[order[k]];
+    return -1;
+}
+
 static int64_t ranked_sender(int64_t piece, const mc_loads_t *loads, const char *busy, ranks_t *r)
 {
     const lb_piece_t *q = &r->pc[piece];
     lb_piece_t *g = &r->pc[q->group];
     const int64_t *host = r->host + q->host;
-    int64_t best = -1;
-    if (stale(r, q, g->stamp)) {
-        g->stamp = r->round;
+    /* loads change only between rounds: a group checked this round is current */
+    if (g->stamp != r->round && stale(r, q, g->stamp)) {
         int first = 0;
         if (q->one) { /* one host's bytes sent: the devices' decide */
             double least = loads->dev_send[q->holders[0]];
@@ -139,14 +183,12 @@ static int64_t ranked_sender(int64_t piece, const mc_loads_t *loads, const char 
         }
         g->first = first;
     }
+    g->stamp = r->round;
     if (q->one)
         return busy[q->host0] ? -1 : q->holders[g->first];
     if (!busy[host[g->first]])
         return q->holders[g->first];
-    for (int j = 0; j < q->nholders; j++)
-        if (!busy[host[j]] && (best < 0 || rank_before(loads, host, q, j, best)))
-            best = j;
-    return best < 0 ? -1 : q->holders[best];
+    return first_free(q, g, loads, busy, r);
 }
 
 /* Free hosts in a trial, by role: holding some piece, needing some piece, either. */
@@ -227,16 +269,18 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
     }
     ranks_t rk = {.pc = aligned_alloc(64, (((size_t)npieces + 1) * sizeof *rk.pc + 63) / 64 * 64),
                   .host = mc_calloc((size_t)nranked + 1, sizeof *rk.host),
+                  .order = mc_calloc((size_t)nranked + 1, sizeof *rk.order),
                   .nhost = mc_calloc((size_t)nneeded + 1, sizeof *rk.nhost),
                   .changed = mc_calloc((size_t)nhost + 1, sizeof *rk.changed)};
     int64_t *rep = mc_calloc((size_t)nhost + 1, sizeof *rep); /* per host: its last group */
-    if (!busy || !role || !trial || !round || !rk.pc || !rk.host || !rk.nhost || !rk.changed ||
-        !rep) {
+    if (!busy || !role || !trial || !round || !rk.pc || !rk.host || !rk.order || !rk.nhost ||
+        !rk.changed || !rep) {
         s = MC_ERR_NOMEM;
         goto out;
     }
     for (int64_t h = 0; h < nhost; h++)
         rep[h] = -1;
+    int64_t last_spread = -1;
     nranked = nneeded = 0;
     for (int64_t k = 0; k < n; k++) {
         const mc_piece_t *p = &plan->pieces->pieces[todo[k]];
@@ -248,6 +292,7 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
                           .nhost = (int32_t)nneeded,
                           .pos = (int32_t)k,
                           .stamp = -1,
+                          .sorted = -1,
                           .nholders = p->nholders,
                           .nneeders = p->nneeders,
                           .one = 1,
@@ -266,14 +311,12 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
         }
         q->host0 = (int32_t)hh[0];
         q->nhost0 = (int32_t)nh[0];
-        int64_t g = q->one ? rep[hh[0]] : -1;
+        /* the last group of the piece's one holder host, or of pieces on several */
+        int64_t *last = q->one ? &rep[hh[0]] : &last_spread, g = *last;
         const mc_piece_t *o = g >= 0 ? &plan->pieces->pieces[g] : NULL;
         if (!o || o->nholders != p->nholders ||
-            memcmp(o->holders, p->holders, (size_t)p->nholders * sizeof *p->holders)) {
-            g = todo[k];
-            if (q->one)
-                rep[hh[0]] = g;
-        }
+            memcmp(o->holders, p->holders, (size_t)p->nholders * sizeof *p->holders))
+            g = *last = todo[k];
         q->group = (int32_t)g;
     }
     free_hosts_t all = {0, 0, 0};
@@ -354,6 +397,7 @@ out:
     free(rk.changed);
     free(rep);
     free(rk.host);
+    free(rk.order);
     free(rk.nhost);
     return s;
 }
