@@ -736,15 +736,15 @@ static int deep_differs(const mc_plan_t *plan)
  * policy's candidate whose screening would take the plan's total above it is not judged (nor
  * tried again in the second round), and not even built once the least a candidate's screening
  * makes (least_transfers) would, or, for a stripe policy, its own flows and fewest edges
- * (least_size); host scatter, tried last, and the other strategies' plans (send_recv to
- * lb_order: meshcast is never slower than they are) are not budgeted, though their flows and
- * screenings count. A count, not a clock, so a plan is the same on every machine. On seeds 1-4
- * of the scale benchmark the candidates it skips lose to the kept plan but for g0153 of seed 2
- * (0.11%), among them g0126's of seed 2 (per-needer stripes: 195,680 one-chunk transfers, 65
- * ms, 0.03% slower) and the fine stripes of g0033 and g0056 of seed 4 (about 9,000 pieces:
- * 70,000 flows and edges each, beaten by direct sends or 0.03% slower), and the costliest
- * winner it lets through is g0202's of seed 4 (per-needer stripes, 3% faster, the total at
- * 161,595). */
+ * (least_size); host scatter, tried last, the other strategies' plans (send_recv to
+ * lb_order: meshcast is never slower than they are), direct sends and NIC split (as small as
+ * send_recv's) are not budgeted, though their flows and screenings count. A count, not a clock, so
+ * a plan is the same on every machine. On seeds 1-4 of the scale benchmark the candidates it skips
+ * lose to the kept plan but for g0153 of seed 2 (0.11%), among them g0126's of seed 2 (per-needer
+ * stripes: 195,680 one-chunk transfers, 65 ms, 0.03% slower) and the fine stripes of g0033 and
+ * g0056 of seed 4 (about 9,000 pieces: 70,000 flows and edges each, beaten by direct sends or 0.03%
+ * slower), and the costliest winner it lets through is g0202's of seed 4 (per-needer stripes, 3%
+ * faster, the total at 161,595). */
 #define WORK_BUDGET 170000.0
 /* In the last rounds (from host scatter's even stripes on: last_round), a plan still above
  * RESCUE_ABOVE_BOUND times the bound (the scale benchmark's line for every case) draws on
@@ -1371,8 +1371,12 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
 {
     int built = 1;
     /* the other strategies' plans are always judged: they are what keeps meshcast never
-     * slower than those strategies */
-    int budgeted = policy < POLICY_SEND_RECV || policy > POLICY_BROADCAST_LB_ORDER;
+     * slower than those strategies; so are direct sends and NIC split, about as small (a flow
+     * or two per delivery, no stripes), which the stripe policies before them could starve
+     * (g0200 of seed 2 at --max-hosts 128: fine stripes of 53,858 flows spent the budget and
+     * NIC split, 1.868 -> 1.072 of the bound, was never built) */
+    int budgeted = policy != POLICY_DIRECT && policy != POLICY_NIC_SPLIT &&
+                   (policy < POLICY_SEND_RECV || policy > POLICY_BROADCAST_LB_ORDER);
     best->last = INFINITY;
     best->last_floor = 0;
     if (cap > 0 && best->capless[policy])
