@@ -66,12 +66,12 @@ static int64_t pick_sender(const mc_plan_t *plan, const mc_piece_t *p, const mc_
  * order (host bytes sent, then device bytes sent, then list order) is found again only when
  * a round changed the send loads on one of its holders' hosts; a trial takes it if its host
  * is free, else the first on a free host (unless the piece's holders share one host: then
- * none is free), from its holders sorted in that order, sorted again only when the loads on
- * one of their hosts changed (a scan of every holder per miss was 90% of lb_order's time on
- * pieces with hundreds of holders: 608 on g0156 of seed 2, --max-hosts 128). Pieces with the
- * same holders share that work (a group). What a trial reads of a piece is in one 64-byte
- * entry, with the one host of pieces whose holders (or needers) share one: trials draw the
- * pieces at random, so each array read would be a miss. */
+ * none is free), by a scan of its holders, or once it has scanned about log2(holders) times in
+ * a round, from its holders sorted in that order (first_free: a scan of every holder per miss
+ * was 90% of lb_order's time on pieces with hundreds of holders: 608 on g0156 of seed 2,
+ * --max-hosts 128). Pieces with the same holders share that work (a group). What a trial
+ * reads of a piece is in one 64-byte entry, with the one host of pieces whose holders (or
+ * needers) share one: trials draw the pieces at random, so each array read would be a miss. */
 typedef struct {
     const int64_t *holders; /* the piece's */
     int64_t bytes;
@@ -96,6 +96,7 @@ typedef struct {
     lb_piece_t *pc;   /* per piece */
     int64_t *host;    /* holder hosts, in holder order, piece after piece */
     int32_t *order;   /* per group, at its host offset: its holders' indices, ranked */
+    int32_t *scans;   /* per group: the round of its scans, and how many it made then */
     int64_t *nhost;   /* needer hosts, in needer order, piece after piece */
     int64_t *changed; /* per host: the last round that added to its devices' sends, or -1 */
     int32_t round;
@@ -139,20 +140,44 @@ static int cmp_rank(const void *a, const void *b, void *ctx)
     return (x > y) - (x < y);
 }
 
-/* The piece's holder on a free host that ranks first (its group's holders sorted for this
- * round's loads, sorted again only if they changed); -1 when every holder's host is busy. */
+/* The piece's holder on a free host that ranks first, by a scan of its holders. */
+static int64_t scan_free(const lb_piece_t *q, const int64_t *host, const mc_loads_t *loads,
+                         const char *busy)
+{
+    int64_t best = -1;
+    for (int j = 0; j < q->nholders; j++)
+        if (!busy[host[j]] && (best < 0 || rank_before(loads, host, q, j, best)))
+            best = j;
+    return best < 0 ? -1 : q->holders[best];
+}
+
+/* The same from its group's holders sorted for this round's loads. A sort costs about
+ * log2(holders) scans, so a group is scanned that often in a round before it is sorted
+ * (sorted in every round, the 56 holders of each piece of g0197 of seed 3 at --max-hosts 128
+ * made lb_order 3x slower than scans), and sorted again only when the loads on one of its
+ * holders' hosts changed. */
 static int64_t first_free(const lb_piece_t *q, lb_piece_t *g, const mc_loads_t *loads,
                           const char *busy, ranks_t *r)
 {
     const int64_t *host = r->host + q->host;
     int32_t *order = r->order + g->host;
-    if (g->sorted != r->round) {
-        if (stale(r, q, g->sorted)) {
-            for (int32_t j = 0; j < q->nholders; j++)
-                order[j] = j;
-            rank_ctx_t c = {loads, host, q};
-            qsort_r(order, (size_t)q->nholders, sizeof *order, cmp_rank, &c);
+    if (g->sorted >= 0 && g->sorted != r->round)
+        g->sorted = stale(r, q, g->sorted) ? -1 : r->round;
+    if (g->sorted < 0) {
+        int32_t *scans = &r->scans[2 * q->group]; /* this round's: round, count */
+        if (scans[0] != r->round) {
+            scans[0] = r->round;
+            scans[1] = 0;
         }
+        int32_t enough = 1;
+        while (enough < 31 && (1 << enough) < q->nholders)
+            enough++;
+        if (++scans[1] <= enough)
+            return scan_free(q, host, loads, busy);
+        for (int32_t j = 0; j < q->nholders; j++)
+            order[j] = j;
+        rank_ctx_t c = {loads, host, q};
+        qsort_r(order, (size_t)q->nholders, sizeof *order, cmp_rank, &c);
         g->sorted = r->round;
     }
     for (int32_t k = 0; k < q->nholders; k++)
@@ -270,11 +295,12 @@ static mc_status_t lb_order(mc_plan_t *plan, mc_loads_t *loads, int64_t *todo, i
     ranks_t rk = {.pc = aligned_alloc(64, (((size_t)npieces + 1) * sizeof *rk.pc + 63) / 64 * 64),
                   .host = mc_calloc((size_t)nranked + 1, sizeof *rk.host),
                   .order = mc_calloc((size_t)nranked + 1, sizeof *rk.order),
+                  .scans = mc_calloc(2 * ((size_t)npieces + 1), sizeof *rk.scans),
                   .nhost = mc_calloc((size_t)nneeded + 1, sizeof *rk.nhost),
                   .changed = mc_calloc((size_t)nhost + 1, sizeof *rk.changed)};
     int64_t *rep = mc_calloc((size_t)nhost + 1, sizeof *rep); /* per host: its last group */
-    if (!busy || !role || !trial || !round || !rk.pc || !rk.host || !rk.order || !rk.nhost ||
-        !rk.changed || !rep) {
+    if (!busy || !role || !trial || !round || !rk.pc || !rk.host || !rk.order || !rk.scans ||
+        !rk.nhost || !rk.changed || !rep) {
         s = MC_ERR_NOMEM;
         goto out;
     }
@@ -398,6 +424,7 @@ out:
     free(rep);
     free(rk.host);
     free(rk.order);
+    free(rk.scans);
     free(rk.nhost);
     return s;
 }
