@@ -13,6 +13,10 @@
  *                   out-ports and B_out(h) (mc_bound_host_ports)
  *   own host:       max_d min(α_nic, max(R_d / B_intra + α_intra, L_d's copies to d's
  *                   host mates through d's out-port, straight or relayed: mc_bound_relay))
+ *   NIC loops:      Σ_d (R_d − x)⁺ + Σ_h max_{d in h} (O_d − x)⁺ ≤ Σ_h B_in(h)·(T − α_nic)⁺,
+ *                   x = B_intra·(T − α_intra)⁺, O_d: bytes d needs of pieces held and needed
+ *                   only in its host, which reach it over a NIC only after arriving at another
+ *                   host (mc_bound_loops)
  *   slow start:     needing hosts' NICs pass bytes by T − α_nic − α_intra that, before
  *                   α_nic, only hosts holding what others lack can send (mc_bound_start)
  *   senders:        Σ_{d in h} R_d ≤ Σ_{d in h} B_intra·(T − α_intra − s_d)⁺
@@ -446,7 +450,8 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     double *e_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *c_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *l_dev = mc_calloc((size_t)ndev, sizeof(double));
-    char *early = mc_calloc((size_t)ndev + 1, 1); /* holds a piece a host mate needs */
+    double *o_dev = mc_calloc((size_t)ndev, sizeof(double)); /* host-local bytes d needs */
+    char *early = mc_calloc((size_t)ndev + 1, 1);            /* holds a piece a host mate needs */
     own_t *own = NULL;
     int64_t own_cap = 0;
     double *bout = mc_calloc((size_t)nhost, sizeof(double));
@@ -468,8 +473,8 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         red.copies = mc_calloc((size_t)pieces->naddends, sizeof *red.copies);
         red.known = mc_calloc((size_t)nhost, sizeof *red.known);
     }
-    if (!r_host || !r_dev || !e_dev || !c_dev || !l_dev || !early || !bout || !bin || !hosts ||
-        !tmp || !count || !needs || !items || !groups || !gsize || !goff || !ghosts ||
+    if (!r_host || !r_dev || !e_dev || !c_dev || !l_dev || !o_dev || !early || !bout || !bin ||
+        !hosts || !tmp || !count || !needs || !items || !groups || !gsize || !goff || !ghosts ||
         (pieces->naddends > 1 && (!red.stamp || !red.copies || !red.known))) {
         s = MC_ERR_NOMEM;
         goto out;
@@ -498,6 +503,10 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         }
         for (int j = 0; j < p->nneeders; j++)
             r_dev[p->needers[j]] += bytes;
+        /* host-local: its holders and needers in one host */
+        if (nh == 1 && nn == 1 && tmp[0] == hosts[nhosts_used] && pieces->naddends <= 1)
+            for (int j = 0; j < p->nneeders; j++)
+                o_dev[p->needers[j]] += bytes;
         for (int j = 0; j < p->nself; j++)
             c_dev[p->self[j]] += bytes;
         if (p->nholders == 1 && p->nneeders > 0)
@@ -613,6 +622,16 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         goto out;
     if (t > bound)
         bound = t;
+    /* NIC loops: what only its own host holds reaches a device over the NIC after an arrival
+     * at another host (bound_loops.c) */
+    double nic_in_all = 0;
+    for (int64_t h = 0; h < nhost; h++)
+        nic_in_all += bin[h];
+    if (copies && (s = mc_bound_loops(topo, r_dev, o_dev, intra.bandwidth, intra.latency,
+                                      nic_in_all, nic.latency, &t)))
+        goto out;
+    if (copies && t > bound)
+        bound = t;
     /* senders: what a host's devices need leaves a device's out-port (a hop later for one
      * that holds nothing a mate needs) or enters the NIC (bound_senders.c) */
     if (copies && (s = mc_bound_senders(topo, r_dev, early, intra.bandwidth, intra.latency,
@@ -662,6 +681,7 @@ out:
     free(e_dev);
     free(c_dev);
     free(l_dev);
+    free(o_dev);
     free(early);
     free(own);
     free(bout);

@@ -244,6 +244,14 @@ double mc_bound_paths(double bytes, double b1, double a1, double b2, double a2);
 mc_status_t mc_bound_host_ports(const mc_topology_t *topo, const double *bytes, double b1,
                                 double a1, double b2, double b2_port, double a2, double *seconds);
 
+/* The NIC-loop term: the least T with Σ_d (r_dev[d] − x)⁺ + Σ_h max_{d in h} (o_dev[d] − x)⁺
+ * ≤ nic_in·(T − a_nic)⁺, x = b_intra·(T − a_intra)⁺: bytes a device's in-port cannot carry
+ * arrive over a NIC, and those of pieces that only its host holds and needs (o_dev) arrived
+ * at another host first; nic_in is every host's NIC in summed (lib/plan/bound_loops.c). */
+mc_status_t mc_bound_loops(const mc_topology_t *topo, const double *r_dev, const double *o_dev,
+                           double b_intra, double a_intra, double nic_in, double a_nic,
+                           double *seconds);
+
 /* The senders term: per host h, the least T with Σ_{d in h} need[d] ≤ Σ_{d in h}
  * b_intra·(T − a_intra − (early[d] ? 0 : a_min))⁺ + b_in·(T − a_nic)⁺: what h's devices need
  * leaves a device's out-port of h or enters h's NIC, and a device holding nothing a mate

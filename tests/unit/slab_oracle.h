@@ -6,7 +6,9 @@
  * below is built, validated and simulated; the fastest estimate must not be below
  * mc_lower_bound. The space: each piece whole, along every forest rooted at its holders
  * that reaches its needers (any device of a piece may relay it), the pieces in either order,
- * in 1, 2 or 4 chunks. MC_TEST_SEED=N runs one instance. Include after cmocka.h. */
+ * in 1, 2 or 4 chunks; with relays, also through any device of the meshes that neither holds
+ * nor needs the piece, fed straight by a holder. MC_TEST_SEED=N runs one instance. Include
+ * after cmocka.h. */
 #ifndef MESHCAST_TEST_SLAB_ORACLE_H
 #define MESHCAST_TEST_SLAB_ORACLE_H
 
@@ -28,36 +30,69 @@ typedef struct {
     /* 1 when the term under test gives the bound (above the terms it tightens); may assert */
     int (*decides)(const mc_plan_t *plan, double bound);
     const char *src_spec, *dst_spec; /* the source (2 x 2 mesh) and destination specs */
-    int rails; /* 1: two NICs per host, devices 0 and 2 of a host on rail 0, 1 and 3 on rail 1 */
+    int rails;  /* 1: two NICs per host, devices 0 and 2 of a host on rail 0, 1 and 3 on rail 1 */
+    int relays; /* 1: the meshes' other devices may relay a piece (a holder feeds them) */
 } so_case_t;
 
-/* Next parent assignment of piece p's needers (odometer over its other holders and
- * needers); 0 after the last. */
-static int so_next_forest(const mc_piece_t *p, int64_t *parent)
+/* Whether d is a device of either mesh that neither holds nor needs p: a relay when c allows. */
+static int so_relay(const so_case_t *c, const mc_piece_t *p, int64_t d)
+{
+    int in = 0;
+    for (int i = 0; i < 4; i++)
+        in |= c->src_ids[i] == d;
+    for (int i = 0; i < c->ndst; i++)
+        in |= c->dst_ids[i] == d;
+    return c->relays && in && !mc_piece_holds(p, d) && !mc_piece_needs(p, d);
+}
+
+/* Next parent of relay r (-1: unused, then each holder); 0 when it wrapped round. */
+static int so_next_relay(const mc_piece_t *p, int64_t *parent)
+{
+    for (parent[0]++; parent[0] < SO_NDEV && !mc_piece_holds(p, parent[0]); parent[0]++) {
+    }
+    if (parent[0] < SO_NDEV)
+        return 1;
+    parent[0] = -1;
+    return 0;
+}
+
+/* Next parent assignment of piece p's needers (odometer over its other holders, needers and
+ * relays) and relays; 0 after the last. */
+static int so_next_forest(const so_case_t *c, const mc_piece_t *p, int64_t *parent)
 {
     for (int j = 0; j < p->nneeders; j++) {
         int64_t d = p->needers[j];
         for (parent[d]++;
              parent[d] < SO_NDEV &&
-             (parent[d] == d || !(mc_piece_holds(p, parent[d]) || mc_piece_needs(p, parent[d])));
+             (parent[d] == d || !(mc_piece_holds(p, parent[d]) || mc_piece_needs(p, parent[d]) ||
+                                  so_relay(c, p, parent[d])));
              parent[d]++) {
         }
         if (parent[d] < SO_NDEV)
             return 1;
         parent[d] = -1;
     }
+    for (int64_t r = 0; r < SO_NDEV; r++)
+        if (so_relay(c, p, r) && so_next_relay(p, &parent[r]))
+            return 1;
     return 0;
 }
 
-/* Appends piece i's flow along parent, edges parent before child; 0 when a needer is not
- * reached (no parent, or a cycle). */
-static int so_add_flow(mc_plan_t *plan, int64_t i, const int64_t *parent, int nchunks)
+/* Appends piece i's flow along parent, edges parent before child (a relay's from its holder
+ * first); 0 when a needer is not reached (no parent, or a cycle). */
+static int so_add_flow(const so_case_t *c, mc_plan_t *plan, int64_t i, const int64_t *parent,
+                       int nchunks)
 {
     const mc_piece_t *p = &plan->pieces->pieces[i];
     int done[SO_NDEV] = {0}, left = p->nneeders;
     for (int j = 0; j < p->nholders; j++)
         done[p->holders[j]] = 1;
     assert_int_equal(mc_plan_add_flow(plan, i, &p->box), MC_OK);
+    for (int64_t r = 0; r < SO_NDEV; r++)
+        if (so_relay(c, p, r) && parent[r] >= 0) {
+            assert_int_equal(mc_plan_add_edge(plan, parent[r], r), MC_OK);
+            done[r] = 1;
+        }
     while (left > 0) {
         int progress = 0;
         for (int j = 0; j < p->nneeders; j++) {
@@ -78,11 +113,12 @@ static int so_add_flow(mc_plan_t *plan, int64_t i, const int64_t *parent, int nc
     return 1;
 }
 
-static double so_try_plan(mc_plan_t *plan, int64_t (*parent)[SO_NDEV], int first, int nchunks)
+static double so_try_plan(const so_case_t *c, mc_plan_t *plan, int64_t (*parent)[SO_NDEV],
+                          int first, int nchunks)
 {
     plan->nflows = plan->nedges = 0;
     for (int k = 0; k < 2; k++)
-        if (!so_add_flow(plan, (first + k) % 2, parent[(first + k) % 2], nchunks))
+        if (!so_add_flow(c, plan, (first + k) % 2, parent[(first + k) % 2], nchunks))
             return INFINITY;
     if (mc_plan_validate(plan) != MC_OK)
         return INFINITY;
@@ -133,12 +169,12 @@ static double so_run_instance(const so_case_t *c, uint64_t seed, int64_t *total,
         do {
             for (int first = 0; first < 2; first++)
                 for (int chunks = 1; chunks <= 4; chunks *= 2) {
-                    double t = so_try_plan(plan, parent, first, chunks);
+                    double t = so_try_plan(c, plan, parent, first, chunks);
                     plans += isfinite(t);
                     best = fmin(best, t);
                 }
-        } while (so_next_forest(&plan->pieces->pieces[1], parent[1]));
-    } while (so_next_forest(&plan->pieces->pieces[0], parent[0]));
+        } while (so_next_forest(c, &plan->pieces->pieces[1], parent[1]));
+    } while (so_next_forest(c, &plan->pieces->pieces[0], parent[0]));
     if (!(plans > 0 && best >= bound * (1 - 1e-9)))
         fail_msg("seed %llu: fastest of %lld plans %.9g s < bound %.9g s\n  %s",
                  (unsigned long long)seed, (long long)plans, best, bound, text);

@@ -38,7 +38,7 @@ static int cut_decides(const mc_plan_t *plan, double bound)
 static void test_cut_below_optimum(void **state)
 {
     (void)state;
-    so_case_t c = {{0, 4, 5, 6}, {1, 2}, 2, cut_decides, "R", "S0", 0};
+    so_case_t c = {{0, 4, 5, 6}, {1, 2}, 2, cut_decides, "R", "S0", 0, 0};
     so_check(&c, 150, 10,
              "the device-set term with latencies (above its fluid form, the in-port and "
              "own-host terms)");

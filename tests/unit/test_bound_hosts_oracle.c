@@ -28,7 +28,7 @@ static int hosts_decide(const mc_plan_t *plan, double bound)
 static void test_hosts_below_optimum(void **state)
 {
     (void)state;
-    so_case_t c = {{0, 1, 2, 3}, {0, 1, 2, 3}, 4, hosts_decide, "S1", "R", 0};
+    so_case_t c = {{0, 1, 2, 3}, {0, 1, 2, 3}, 4, hosts_decide, "S1", "R", 0, 0};
     so_check(&c, 80, 20, "the meshes' hosts (above the bound over the cluster)");
 }
 

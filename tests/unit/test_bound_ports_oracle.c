@@ -29,7 +29,7 @@ static int two_devices_decide(const mc_plan_t *plan, double bound)
 static void test_host_ports_below_optimum(void **state)
 {
     (void)state;
-    so_case_t c = {{0, 3, 4, 5}, {1, 2, 3}, 3, two_devices_decide, "S1", "R", 0};
+    so_case_t c = {{0, 3, 4, 5}, {1, 2, 3}, 3, two_devices_decide, "S1", "R", 0, 0};
     so_check(&c, 150, 10,
              "the term over the two neediest devices (above the one- and three-device terms)");
 }

@@ -28,7 +28,7 @@ static int rails_decide(const mc_plan_t *plan, double bound)
 static void test_rails_below_optimum(void **state)
 {
     (void)state;
-    so_case_t c = {{0, 2, 4, 6}, {1, 5}, 2, rails_decide, "S0", "R", 1};
+    so_case_t c = {{0, 2, 4, 6}, {1, 5}, 2, rails_decide, "S0", "R", 1, 0};
     so_check(&c, 400, 10, "the rails term (above the host NIC term)");
 }
 

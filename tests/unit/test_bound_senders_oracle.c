@@ -39,7 +39,7 @@ static int senders_decide(const mc_plan_t *plan, double bound)
 static void test_senders_below_optimum(void **state)
 {
     (void)state;
-    so_case_t c = {{0, 1, 4, 5}, {0, 1, 2, 3}, 4, senders_decide, "S1", "R", 0};
+    so_case_t c = {{0, 1, 4, 5}, {0, 1, 2, 3}, 4, senders_decide, "S1", "R", 0, 0};
     so_check(&c, 80, 5, "the senders term (above the in-port terms)");
 }
 
@@ -97,7 +97,7 @@ static int in_view_decides(const mc_plan_t *plan, double bound)
 static void test_in_view_below_optimum(void **state)
 {
     (void)state;
-    so_case_t c = {{0, 4, 5, 6}, {1, 2, 3}, 3, in_view_decides, "S1", "R", 0};
+    so_case_t c = {{0, 4, 5, 6}, {1, 2, 3}, 3, in_view_decides, "S1", "R", 0, 0};
     so_check(&c, 80, 5, "the senders term's in-port view (above the out-port view and in-ports)");
 }
 

@@ -333,6 +333,37 @@ static double paths_bisect(double bytes, double b1, double a1, double b2, double
     return hi;
 }
 
+/* The NIC-loop term by bisection: the least T with Σ_d (R_d − x)⁺ + Σ_h max_{d in h}
+ * (O_d − x)⁺ ≤ nic_in·(T − a_nic)⁺, x = b·(T − a)⁺ (bound_loops.c's); 0 without host-local
+ * bytes. */
+static double loops_bisect(const mc_topology_t *topo, const double *r, const double *o,
+                           int64_t ndev, int H, double b, double a, double nic_in, double a_nic)
+{
+    double most[MAXH] = {0}, top = 0;
+    int any = 0;
+    for (int64_t d = 0; d < ndev; d++) {
+        int h = (int)mc_topology_host_of(topo, d);
+        most[h] = fmax(most[h], o[d]);
+        any |= o[d] > 0;
+        top = fmax(top, r[d]);
+    }
+    if (!any || b <= 0)
+        return 0;
+    double lo = 0, hi = a + top / b + 1;
+    for (int i = 0; i < 200; i++) {
+        double t = (lo + hi) / 2, x = b * fmax(0, t - a), left = 0;
+        for (int64_t d = 0; d < ndev; d++)
+            left += fmax(0, r[d] - x);
+        for (int h = 0; h < H; h++)
+            left += fmax(0, most[h] - x);
+        if (left <= nic_in * fmax(0, t - a_nic))
+            hi = t;
+        else
+            lo = t;
+    }
+    return hi;
+}
+
 /* The senders term by bisection: the least T with bytes <= b_early·(T − a)⁺ +
  * b_late·(T − a − a_min)⁺ + b_in·(T − a_nic)⁺ (bound_senders.c's, computed independently). */
 static double senders_bisect(double bytes, double b_early, double b_late, double a, double a_min,
@@ -355,7 +386,7 @@ static void test_bound_vs_bruteforce(void **state)
 {
     (void)state;
     int checked = 0, closure_wins = 0, relay_wins = 0, port_wins = 0, cut_wins = 0, start_wins = 0,
-        senders_wins = 0;
+        senders_wins = 0, loop_wins = 0;
     int64_t *emask = calloc((size_t)1 << MAXH, sizeof *emask);
     double *copies_of = calloc(((size_t)1 << MAXH) * (MAXH + 1), sizeof *copies_of);
     double(*host_k)[MAXDEV + 1] = calloc(MAXH, sizeof *host_k);
@@ -404,7 +435,9 @@ static void test_bound_vs_bruteforce(void **state)
             assert_int_equal(mc_layout_tile(c.dst, d, &dt[d]), MC_OK);
         }
         double r_host[MAXH] = {0}, r_dev[2 * RC_MAX_MESH + 64] = {0},
-               e_dev[2 * RC_MAX_MESH + 64] = {0}, c_dev[2 * RC_MAX_MESH + 64] = {0};
+               e_dev[2 * RC_MAX_MESH + 64] = {0}, c_dev[2 * RC_MAX_MESH + 64] = {0},
+               o_dev[2 * RC_MAX_MESH + 64] = {0}; /* bytes of elements only d's host holds and
+                                                     needs, per needer d */
         double elem = (double)mc_dtype_size(c.dtype);
         uint32_t early[MAXH] = {0}; /* per host: devices holding an element a mate needs */
         memset(emask, 0, ((size_t)1 << H) * sizeof *emask);
@@ -468,6 +501,11 @@ static void test_bound_vs_bruteforce(void **state)
                 }
             if (nholders == 1 && nneeders > 0)
                 e_dev[only] += elem;
+            if (need && need == hold && __builtin_popcount(hold) == 1)
+                for (int64_t d = 0; d < ndev; d++)
+                    if (in_d[d] && rc_in_box(c.ndim, &dt[d], x) &&
+                        !(in_s[d] && rc_in_box(c.ndim, &st[d], x)))
+                        o_dev[d] += elem;
         }
         double b_in = mc_topology_nic_in(c.topo), b_out = mc_topology_nic_out(c.topo);
         /* a host's NIC in is fed by the others' NICs out, and the reverse: of the P hosts with
@@ -561,6 +599,10 @@ static void test_bound_vs_bruteforce(void **state)
             }
         port_wins += ports > bound;
         bound = fmax(bound, ports);
+        double loops = loops_bisect(c.topo, r_dev, o_dev, ndev, (int)H, intra.bandwidth,
+                                    intra.latency, (double)P * b_in, nic.latency);
+        loop_wins += loops > bound;
+        bound = fmax(bound, loops);
         /* senders: a host's needs leave its devices' out-ports, a hop later for those
          * holding nothing a mate needs, or enter its NIC; and they enter the needers'
          * in-ports, which before α_min only those early devices can feed */
@@ -633,10 +675,11 @@ static void test_bound_vs_bruteforce(void **state)
     free(cut_u);
     free(own_k);
     printf("%d layout cases, the host-set term decided %d, relays beat the fluid terms %d, "
-           "host ports %d, device sets %d, slow start %d, senders %d\n",
-           checked, closure_wins, relay_wins, port_wins, cut_wins, start_wins, senders_wins);
+           "host ports %d, NIC loops %d, device sets %d, slow start %d, senders %d\n",
+           checked, closure_wins, relay_wins, port_wins, loop_wins, cut_wins, start_wins,
+           senders_wins);
     assert_true(checked >= 300 && closure_wins >= 30 && relay_wins >= 10 && port_wins >= 10 &&
-                cut_wins >= 10);
+                cut_wins >= 10 && loop_wins >= 1);
 }
 
 /* The reduction bound on the textbook cases, 4 hosts of one device (NIC B each way, latency
