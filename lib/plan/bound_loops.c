@@ -15,7 +15,7 @@
  *
  * Where every host gathers its own data on one device (`S0RS1 -> S10RR` on 64 x 8 dgx-a100,
  * 16 GiB) the host-port term let each gathering device take 200 GB/s of NIC besides its
- * 300 GB/s port (0.476 ms); looped bytes cost every host two NIC arrivals, 0.587 ms. */
+ * 300 GB/s port (0.476 ms); looped bytes cost every host two NIC arrivals, 0.592 ms. */
 #include <math.h>
 #include <stdlib.h>
 #include "plan_internal.h"
