@@ -1,8 +1,10 @@
 /* Seeded random resharding cases at cluster scale (docs/planning.md, "Scale benchmark"):
- * the three built-in GPU profiles, 2-40 hosts (2 to --max-hosts), bf16 tensors of 4 MiB to 64 GiB,
+ * the three built-in GPU profiles (or every case on one topology: --topology), 2-40 hosts (2 to
+ * --max-hosts), bf16 tensors of 4 MiB to 64 GiB,
  * source and destination meshes of whole hosts (axis 0 hosts, axis 1 devices in a host) either on
  * disjoint hosts or the same ones, random DTensor-style specs. Written as suite lines so
  * that `bench` runs them exactly like a suite file. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,11 +52,21 @@ static void draw_spec(uint64_t *s, int ndim, char *out)
     }
 }
 
-/* One case line of 2 to max_hosts hosts; dph[p] is profile p's devices per host. */
-static void draw_case(uint64_t *s, int64_t index, int64_t max_hosts, const int64_t *dph, char *line,
-                      size_t len)
+/* The topologies cases are drawn on: their names (in case names and --topology) and devices
+ * per host. */
+typedef struct {
+    const char *arg[NPROFILES]; /* --topology values */
+    char name[NPROFILES][64];   /* in case names: letters, digits, '.', '-', '_' */
+    int64_t dph[NPROFILES];
+} gen_topos_t;
+
+/* One case line of 2 to max_hosts hosts on topology p of t (p drawn first, also where every
+ * p is the same topology, so a seed draws as it does on the profiles). */
+static void draw_case(uint64_t *s, int64_t index, int64_t max_hosts, const gen_topos_t *t,
+                      char *line, size_t len)
 {
     int p = (int)below(s, NPROFILES);
+    const int64_t *dph = t->dph;
     int64_t hosts = 2 + below(s, max_hosts - 1), a, b, s0, d0;
     if (below(s, 3) == 0) { /* the same mesh */
         a = b = 1 + below(s, hosts);
@@ -86,7 +98,7 @@ static void draw_case(uint64_t *s, int64_t index, int64_t max_hosts, const int64
              "--src-mesh %" PRId64 "x%" PRId64 " --src-spec %s --src-devices %" PRId64 "-%" PRId64
              " --dst-mesh %" PRId64 "x%" PRId64 " --dst-spec %s --dst-devices %" PRId64 "-%" PRId64
              "\n",
-             index, profiles[p], profiles[p], hosts, shape, a, dph[p], src_spec, s0 * dph[p],
+             index, t->name[p], t->arg[p], hosts, shape, a, dph[p], src_spec, s0 * dph[p],
              (s0 + a) * dph[p] - 1, b, dph[p], dst_spec, d0 * dph[p], (d0 + b) * dph[p] - 1);
 }
 
@@ -94,7 +106,7 @@ static void draw_case(uint64_t *s, int64_t index, int64_t max_hosts, const int64
  * when it does not build, MAX_DELIVERIES + 1 when it does not plan. */
 static int64_t deliveries(const char *text)
 {
-    char buf[512], *tok[32], *save = NULL;
+    char buf[1024], *tok[32], *save = NULL;
     int n = 0, i;
     snprintf(buf, sizeof buf, "%s", text);
     for (char *t = strtok_r(buf, " \n", &save); t && n < 32; t = strtok_r(NULL, " \n", &save))
@@ -119,17 +131,28 @@ static int64_t deliveries(const char *text)
     return total;
 }
 
-FILE *bench_generate(int64_t n, uint64_t seed, int64_t max_hosts, int *rc)
+FILE *bench_generate(int64_t n, uint64_t seed, int64_t max_hosts, const char *topology, int *rc)
 {
-    int64_t dph[NPROFILES];
+    gen_topos_t topos;
+    if (topology && (topology[strcspn(topology, " \t\n")] || strlen(topology) > 256)) {
+        *rc = cli_usage_error("bench: --topology '%s' with --generate: no spaces and at most 256 "
+                              "characters (the cases are suite lines)",
+                              topology);
+        return NULL;
+    }
     for (int p = 0; p < NPROFILES; p++) {
         mc_topology_t *t;
-        mc_status_t st = mc_topology_load(profiles[p], &t);
+        topos.arg[p] = topology ? topology : profiles[p];
+        mc_status_t st = mc_topology_load(topos.arg[p], &t);
         if (st) {
-            *rc = cli_fail(st, profiles[p]);
+            *rc = cli_fail(st, topos.arg[p]);
             return NULL;
         }
-        dph[p] = mc_topology_devices_per_host(t);
+        topos.dph[p] = mc_topology_devices_per_host(t);
+        snprintf(topos.name[p], sizeof topos.name[p], "%s", mc_topology_name(t));
+        for (char *c = topos.name[p]; *c; c++)
+            if (!isalnum((unsigned char)*c) && *c != '.' && *c != '-' && *c != '_')
+                *c = '_';
         mc_topology_destroy(t);
     }
     FILE *f = tmpfile();
@@ -142,12 +165,14 @@ FILE *bench_generate(int64_t n, uint64_t seed, int64_t max_hosts, int *rc)
     fprintf(f, "# meshcast bench --generate %" PRId64 " --seed %" PRIu64, n, seed);
     if (max_hosts != BENCH_GEN_HOSTS)
         fprintf(f, " --max-hosts %" PRId64, max_hosts);
+    if (topology)
+        fprintf(f, " --topology %s", topology);
     fputc('\n', f);
     for (int64_t i = 0; i < n; i++) {
-        char line[512];
+        char line[1024];
         int64_t d;
         do /* redraw cases that move nothing or too much */
-            draw_case(&state, i, max_hosts, dph, line, sizeof line);
+            draw_case(&state, i, max_hosts, &topos, line, sizeof line);
         while ((d = deliveries(line)) == 0 || d > MAX_DELIVERIES);
         if (d < 0) {
             fclose(f);

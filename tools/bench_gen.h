@@ -14,7 +14,9 @@
 
 /* Writes n suite lines (benchmarks/suites format) of 2 to max_hosts hosts drawn from seed to
  * a temporary file and returns it rewound, or NULL (one line printed, *rc set to the exit
- * status). */
-FILE *bench_generate(int64_t n, uint64_t seed, int64_t max_hosts, int *rc);
+ * status). topology: NULL draws each case's profile from the three built-in ones; a profile
+ * name or file puts every case on it, with its devices per host (the draws are the profiles'
+ * until a case is drawn again: a case's deliveries depend on the topology). */
+FILE *bench_generate(int64_t n, uint64_t seed, int64_t max_hosts, const char *topology, int *rc);
 
 #endif

@@ -27,6 +27,8 @@ static void usage(FILE *f)
           "suites are found as FILE, or NAME.cases in " MESHCAST_SUITE_DIRS "\n"
           "--generate: N seeded random cases at cluster scale instead of a suite (seed 1)\n"
           "--max-hosts: generated cases draw 2 to H hosts (default 40, at most 1024)\n"
+          "--topology with --generate: every case drawn on that topology (a profile or\n"
+          "               FILE, with its devices per host) instead of the 3 profiles\n"
           "--write-cases: write the generated cases as a suite file (- for stdout) and stop;\n"
           "               `--suite FILE` runs them, and each line is `meshcast plan` options\n"
           "sim prints the cost model's estimates; local and ucx execute every case on real\n"
@@ -122,10 +124,11 @@ static int next_case(FILE *f, const char *path, int *lineno, char **line, size_t
 }
 
 /* --write-cases: the generated suite to a file, so any case can be planned on its own. */
-static int write_cases(int64_t ncases, uint64_t seed, int64_t max_hosts, const char *path)
+static int write_cases(int64_t ncases, uint64_t seed, int64_t max_hosts, const char *topology,
+                       const char *path)
 {
     int rc = 0;
-    FILE *in = bench_generate(ncases, seed, max_hosts, &rc), *out = NULL;
+    FILE *in = bench_generate(ncases, seed, max_hosts, topology, &rc), *out = NULL;
     if (!in)
         return rc;
     if ((rc = cli_open_output(path, "--write-cases", &out))) {
@@ -213,7 +216,7 @@ int cmd_bench(int argc, char **argv)
     if (max_hosts_text && !generate)
         return cli_usage_error("bench: --max-hosts needs --generate");
     if (cases_path)
-        return write_cases((int64_t)ncases, seed, (int64_t)max_hosts, cases_path);
+        return write_cases((int64_t)ncases, seed, (int64_t)max_hosts, over.topology, cases_path);
     if (strcmp(transport, "sim") && strcmp(transport, "local") && strcmp(transport, "ucx"))
         return cli_usage_error("bench: unknown transport '%s' (sim, local, ucx)", transport);
     int real = strcmp(transport, "sim") != 0, rank = 0, rc = 0;
@@ -224,7 +227,7 @@ int cmd_bench(int argc, char **argv)
     if (generate) {
         snprintf(path, sizeof path, "generated (seed %llu, 2-%llu hosts)", (unsigned long long)seed,
                  (unsigned long long)max_hosts);
-        if (!(f = bench_generate((int64_t)ncases, seed, (int64_t)max_hosts, &rc)))
+        if (!(f = bench_generate((int64_t)ncases, seed, (int64_t)max_hosts, over.topology, &rc)))
             return rc;
     } else if (!(f = open_suite(suite, path, sizeof path)))
         return cli_usage_error("bench: unknown suite '%s' (no file, no %s.cases in %s)", suite,

@@ -50,6 +50,28 @@ for bad in "--generate 3 --max-hosts 1" "--generate 3 --max-hosts 1025" "--gener
     [ $? = 2 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] &&
         grep -q -- '--max-hosts' "$tmp/err" || fail "bench $bad: want exit 2 and one line, got: $(cat "$tmp/err")"
 done
+# --topology: every case on it, with its devices per host (the names say so), and the first
+# case (drawn before any redraw) has the default's hosts, tensor and specs
+"$bin" bench --generate 12 --seed 7 --topology dgx-h100-rails --write-cases "$tmp/rails.cases" 2>"$tmp/err" ||
+    fail "--generate --topology dgx-h100-rails: $(cat "$tmp/err")"
+[ "$(grep -c -- '^g[0-9]*-dgx-h100-rails --topology dgx-h100-rails ' "$tmp/rails.cases")" = 12 ] ||
+    fail "--topology dgx-h100-rails: not 12 cases on it: $(head -3 "$tmp/rails.cases")"
+head -1 "$tmp/rails.cases" | grep -q -- '--topology dgx-h100-rails$' || fail "--topology: header $(head -1 "$tmp/rails.cases")"
+first() { grep '^g0000' "$1" | grep -o -- '--hosts [0-9]* --dtype bf16 --shape [0-9,]*'; }
+[ -n "$(first "$tmp/seed7.cases")" ] && [ "$(first "$tmp/seed7.cases")" = "$(first "$tmp/rails.cases")" ] ||
+    fail "--topology: the first case drew other hosts or tensor than the default's"
+"$bin" bench --generate 8 --seed 7 --topology p3.8xlarge --write-cases "$tmp/p3.cases" 2>"$tmp/err" ||
+    fail "--generate --topology p3.8xlarge: $(cat "$tmp/err")"
+[ "$(grep -c -- '--src-mesh [0-9]*x4 .* --dst-mesh [0-9]*x4 ' "$tmp/p3.cases")" = 8 ] ||
+    fail "--topology p3.8xlarge: meshes not of 4-device hosts: $(head -3 "$tmp/p3.cases")"
+"$bin" bench --generate 4 --seed 7 --topology dgx-a100-rails >"$tmp/r.txt" 2>"$tmp/err" &&
+    grep -q '^# dgx-a100-rails meshcast' "$tmp/r.txt" || fail "bench --generate --topology dgx-a100-rails: $(cat "$tmp/err")"
+for bad in "nosuch-profile" "a b"; do
+    "$bin" bench --generate 3 --topology "$bad" >"$tmp/out" 2>"$tmp/err"
+    rc=$?
+    [ $rc != 0 ] && [ ! -s "$tmp/out" ] && [ "$(wc -l <"$tmp/err")" = 1 ] ||
+        fail "bench --generate 3 --topology '$bad': want an error line, got rc $rc: $(cat "$tmp/err")"
+done
 /usr/bin/python3 - "$tmp" <<'PY' || fail "generated runs: see above"
 import json, sys
 tmp = sys.argv[1]
