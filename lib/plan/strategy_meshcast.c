@@ -1716,6 +1716,17 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     if (!s && !(s = mc_plan_set_chunks(plan)))
         s = judge(plan, &best, &keep);
     best.capless[POLICY_PER_HOLDER] = (char)(plan->nedges > MC_PLAN_MAX_CHUNKS);
+    /* with a port per NIC, rail stripes next, before the stripe policies whose screenings
+     * could spend the work budget first (seed 2's g0049 on dgx-h100-rails, 2 GiB from 7 hosts
+     * to 24: per-needer stripes left too little for them, 2.225 of the bound) */
+    int rails_first = rails_differs(plan);
+    double rails_last = INFINITY;
+    char rails_floor = 0;
+    if (!s && rails_first && best.full > 1.001 * plan->stats.lower_bound_s &&
+        !(s = try_policy(plan, POLICY_RAILS, 0, &best))) {
+        rails_last = best.last;
+        rails_floor = (char)best.last_floor;
+    }
     if (!s && per_needer_differs(plan))
         s = try_policy(plan, POLICY_PER_NEEDER, 0, &best);
     /* lb_order's rounds grow faster than linearly with the pieces: tried up to a limit */
@@ -1729,6 +1740,11 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     int pairs = single_pairs(plan);
     for (int policy = POLICY_FINE; policy <= last && !s; policy++) {
         first[policy] = INFINITY;
+        if (policy == POLICY_RAILS && rails_first) { /* judged already */
+            first[policy] = rails_last;
+            floor_only[policy] = rails_floor;
+            continue;
+        }
         if (best.full > 1.001 * plan->stats.lower_bound_s &&
             (!pairs || policy < POLICY_LOCAL_ALLGATHER || policy > POLICY_BROADCAST_LB_SIZE) &&
             (policy != POLICY_FINE || fine_differs(plan)) &&

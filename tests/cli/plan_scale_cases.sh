@@ -71,6 +71,10 @@ cases=(
     # --max-hosts 128, seed 1: 22,016 pieces, above lb_order's first-round limit; the matchings
     # standing in for it (1.003 of the bound) were beaten by lb_order's own plan (1.002), now
     # judged last up to 32,768 pieces
+    # bench --generate --topology dgx-h100-rails, seed 2: 2 GiB from 7 hosts to every device of
+    # 24 others; per-needer stripes spent the work budget before rail stripes were built, so no
+    # plan spread a host's incoming stripes over its eight NICs: 2.225 of the bound, now 1.203
+    "g0049 of seed 2 on dgx-h100-rails|rail stripes after a spent budget|1.25|--topology dgx-h100-rails --hosts 31 --dtype bf16 --shape 8192,131072 --src-mesh 7x8 --src-spec S0S1 --src-devices 192-247 --dst-mesh 24x8 --dst-spec RR --dst-devices 0-191"
     "g0184 of seed 1 at 128 hosts|lb_order beyond its first-round limit|1.01|--topology dgx-h100 --hosts 61 --dtype bf16 --shape 64,1024,512 --src-mesh 46x8 --src-spec RS1S0 --src-devices 96-463 --dst-mesh 46x8 --dst-spec S10RR --dst-devices 96-463"
 )
 
