@@ -141,6 +141,12 @@ FILE *bench_generate(int64_t n, uint64_t seed, int64_t max_hosts, const char *to
         return NULL;
     }
     for (int p = 0; p < NPROFILES; p++) {
+        if (topology && p > 0) { /* every case on the one topology, loaded once */
+            topos.arg[p] = topos.arg[0];
+            topos.dph[p] = topos.dph[0];
+            memcpy(topos.name[p], topos.name[0], sizeof topos.name[p]);
+            continue;
+        }
         mc_topology_t *t;
         topos.arg[p] = topology ? topology : profiles[p];
         mc_status_t st = mc_topology_load(topos.arg[p], &t);

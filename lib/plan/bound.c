@@ -552,12 +552,13 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         used += groups[g].len;
         goff[++m] = used;
     }
-    double bound = 0, sum_r = 0, sum_out = 0, t;
+    double bound = 0, sum_r = 0, sum_out = 0, sum_in = 0, t;
     if ((s = host_nic_rates(topo, bin, bout)))
         goto out;
     for (int64_t h = 0; h < nhost; h++) {
         sum_r += r_host[h];
         sum_out += bout[h];
+        sum_in += bin[h];
         if (r_host[h] > 0 && (t = r_host[h] / bin[h] + nic.latency) > bound)
             bound = t;
     }
@@ -624,11 +625,8 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         bound = t;
     /* NIC loops: what only its own host holds reaches a device over the NIC after an arrival
      * at another host (bound_loops.c) */
-    double nic_in_all = 0;
-    for (int64_t h = 0; h < nhost; h++)
-        nic_in_all += bin[h];
-    if (copies && (s = mc_bound_loops(topo, r_dev, o_dev, intra.bandwidth, intra.latency,
-                                      nic_in_all, nic.latency, &t)))
+    if (copies && (s = mc_bound_loops(topo, r_dev, o_dev, intra.bandwidth, intra.latency, sum_in,
+                                      nic.latency, &t)))
         goto out;
     if (copies && t > bound)
         bound = t;

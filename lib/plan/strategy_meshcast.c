@@ -1719,10 +1719,9 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     /* with a port per NIC, rail stripes next, before the stripe policies whose screenings
      * could spend the work budget first (seed 2's g0049 on dgx-h100-rails, 2 GiB from 7 hosts
      * to 24: per-needer stripes left too little for them, 2.225 of the bound) */
-    int rails_first = rails_differs(plan);
     double rails_last = INFINITY;
     char rails_floor = 0;
-    if (!s && rails_first && best.full > 1.001 * plan->stats.lower_bound_s &&
+    if (!s && rails_differs(plan) && best.full > 1.001 * plan->stats.lower_bound_s &&
         !(s = try_policy(plan, POLICY_RAILS, 0, &best))) {
         rails_last = best.last;
         rails_floor = (char)best.last_floor;
@@ -1740,7 +1739,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     int pairs = single_pairs(plan);
     for (int policy = POLICY_FINE; policy <= last && !s; policy++) {
         first[policy] = INFINITY;
-        if (policy == POLICY_RAILS && rails_first) { /* judged already */
+        if (policy == POLICY_RAILS) { /* judged above, where it differs */
             first[policy] = rails_last;
             floor_only[policy] = rails_floor;
             continue;
@@ -1751,7 +1750,6 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
             ((policy != POLICY_MULTIPATH && policy != POLICY_NIC_SPLIT) ||
              multipath_differs(plan)) &&
             (policy != POLICY_SCATTER || scatter_differs(plan)) &&
-            (policy != POLICY_RAILS || rails_differs(plan)) &&
             !(s = try_policy(plan, policy, 0, &best))) {
             first[policy] = best.last;
             floor_only[policy] = (char)best.last_floor;
