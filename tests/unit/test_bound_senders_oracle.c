@@ -101,9 +101,47 @@ static void test_in_view_below_optimum(void **state)
     so_check(&c, 80, 5, "the senders term's in-port view (above the out-port view and in-ports)");
 }
 
+/* The in-port view over the neediest needers: the same layout, but device 0 needs slab 1
+ * too (one slab, over the NIC or from 1-3, which got it). The three that need both slabs
+ * cannot use device 0's in-port, so six slab copies enter their three in-ports (0's out-port
+ * alone feeds them before α_min); seven over all four in-ports is the weaker view wherever
+ * 0's port could bring more than a slab. Whether the three give the bound, above the four,
+ * the out-port view and the in-port terms; it must never exceed the bound. */
+static int neediest_decide(const mc_plan_t *plan, double bound)
+{
+    const mc_topology_t *topo = plan->topo;
+    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA),
+              nic = mc_topology_link(topo, MC_LINK_NIC);
+    double b_in = fmin(mc_topology_nic_in(topo), mc_topology_nic_out(topo));
+    double slab = (double)plan->pieces->pieces[0].bytes, b = intra.bandwidth, a = intra.latency,
+           a_min = fmin(a, nic.latency);
+    double need[SO_NDEV] = {slab, 2 * slab, 2 * slab, 2 * slab};
+    char early[SO_NDEV] = {1};
+    double senders = -1;
+    assert_int_equal(mc_bound_senders(topo, need, early, b, a, a_min, b_in, nic.latency, &senders),
+                     MC_OK);
+    double three_rate[3] = {b, 2 * b, b_in}, four_rate[3] = {b, 3 * b, b_in},
+           start[3] = {a, a + a_min, nic.latency};
+    double three = staggered(6 * slab, three_rate, start, 3),
+           four = staggered(7 * slab, four_rate, start, 3); /* the out-port view's too */
+    assert_true(fabs(senders - fmax(three, four)) <= 1e-9 * senders);
+    double ports = fmax(mc_bound_paths(2 * slab, b, a, b_in, nic.latency),
+                        mc_bound_paths(6 * slab, 3 * b, a, b_in, nic.latency));
+    assert_true(senders <= bound * (1 + 1e-12));
+    return senders >= bound * (1 - 1e-12) && three > fmax(four, ports) * (1 + 1e-9);
+}
+
+static void test_neediest_below_optimum(void **state)
+{
+    (void)state;
+    so_case_t c = {{0, 4, 5, 6}, {0, 1, 2, 3}, 4, neediest_decide, "S1", "R", 0, 0};
+    so_check(&c, 24, 3, "the in-port view over the neediest (above all four and in-ports)");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {cmocka_unit_test(test_senders_below_optimum),
-                                       cmocka_unit_test(test_in_view_below_optimum)};
+                                       cmocka_unit_test(test_in_view_below_optimum),
+                                       cmocka_unit_test(test_neediest_below_optimum)};
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

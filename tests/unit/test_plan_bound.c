@@ -605,24 +605,34 @@ static void test_bound_vs_bruteforce(void **state)
         bound = fmax(bound, loops);
         /* senders: a host's needs leave its devices' out-ports, a hop later for those
          * holding nothing a mate needs, or enter its NIC; and they enter the needers'
-         * in-ports, which before α_min only those early devices can feed */
+         * in-ports, any subset's own, which before α_min only those early devices can feed */
         double out_ports = 0;
         for (int h = 0; h < H; h++) {
             double r_sum = 0;
-            int n = 0, m = 0;
-            for (int j = 0; j < dph && h * dph + j < ndev; j++, n++) {
+            int n = 0;
+            for (int j = 0; j < dph && h * dph + j < ndev; j++, n++)
                 r_sum += r_dev[h * dph + j];
-                m += r_dev[h * dph + j] > 0;
-            }
-            int e = __builtin_popcount(early[h]), fed = m < e ? m : e;
+            int e = __builtin_popcount(early[h]);
             double a_min = fmin(intra.latency, nic.latency);
             if (r_sum > 0)
-                out_ports = fmax(
-                    out_ports,
-                    fmax(senders_bisect(r_sum, e * intra.bandwidth, (n - e) * intra.bandwidth,
-                                        intra.latency, a_min, b_in, nic.latency),
-                         senders_bisect(r_sum, fed * intra.bandwidth, (m - fed) * intra.bandwidth,
-                                        intra.latency, a_min, b_in, nic.latency)));
+                out_ports = fmax(out_ports, senders_bisect(r_sum, e * intra.bandwidth,
+                                                           (n - e) * intra.bandwidth, intra.latency,
+                                                           a_min, b_in, nic.latency));
+            for (uint32_t set = 1; set < 1u << n; set++) {
+                double sum = 0;
+                int k = 0;
+                for (int j = 0; j < n; j++)
+                    if (set >> j & 1 && r_dev[h * dph + j] > 0) {
+                        sum += r_dev[h * dph + j];
+                        k++;
+                    }
+                int fed = k < e ? k : e;
+                if (sum > 0)
+                    out_ports =
+                        fmax(out_ports,
+                             senders_bisect(sum, fed * intra.bandwidth, (k - fed) * intra.bandwidth,
+                                            intra.latency, a_min, b_in, nic.latency));
+            }
         }
         senders_wins += out_ports > bound;
         bound = fmax(bound, out_ports);
