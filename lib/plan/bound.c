@@ -23,9 +23,9 @@
  *                   + B_in(h)·(T − α_nic)⁺, s_d = 0 if d holds a piece a mate needs, else
  *                   min(α_intra, α_nic): what a host needs leaves its devices' out-ports or
  *                   enters its NIC, and a device holding nothing a mate needs forwards only
- *                   what it received; and the same through the in-ports of the m_h devices
- *                   that need: before α_min only the e_h early devices feed them,
- *                   Σ R_d ≤ min(m_h, e_h)·B_intra·(T − α_intra)⁺ + (m_h − min(m_h, e_h))·
+ *                   what it received; and the same through the in-ports of any k devices
+ *                   that need (the k neediest): before α_min only the e_h early devices feed
+ *                   them, Σ_k R_d ≤ min(k, e_h)·B_intra·(T − α_intra)⁺ + (k − min(k, e_h))·
  *                   B_intra·(T − α_intra − α_min)⁺ + B_in(h)·(T − α_nic)⁺ (mc_bound_senders)
  *   device sets:    max_{h, D ⊆ h} paths(U(D); |D|·B_intra, α_intra; B_in(h), α_nic)
  *                   (mc_bound_device_cut: what only D holds in h leaves D's out-ports or

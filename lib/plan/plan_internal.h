@@ -255,7 +255,8 @@ mc_status_t mc_bound_loops(const mc_topology_t *topo, const double *r_dev, const
 /* The senders term: per host h, the least T with Σ_{d in h} need[d] ≤ Σ_{d in h}
  * b_intra·(T − a_intra − (early[d] ? 0 : a_min))⁺ + b_in·(T − a_nic)⁺: what h's devices need
  * leaves a device's out-port of h or enters h's NIC, and a device holding nothing a mate
- * needs forwards only what it received (lib/plan/bound_senders.c). */
+ * needs forwards only what it received; and the same into the in-ports of the k neediest
+ * needers, for every k (lib/plan/bound_senders.c). */
 mc_status_t mc_bound_senders(const mc_topology_t *topo, const double *need, const char *early,
                              double b_intra, double a_intra, double a_min, double b_in,
                              double a_nic, double *seconds);
