@@ -99,45 +99,30 @@ mc_status_t mc_bound_senders(const mc_topology_t *topo, const double *need, cons
                              double a_nic, double *seconds)
 {
     int64_t nhost = mc_topology_hosts(topo), ndev = mc_topology_devices(topo);
-    double *r = mc_calloc((size_t)nhost + 1, sizeof *r);
     double *needs = mc_calloc((size_t)mc_topology_devices_per_host(topo) + 1, sizeof *needs);
-    int64_t *n = mc_calloc((size_t)nhost + 1, sizeof *n),
-            *e = mc_calloc((size_t)nhost + 1, sizeof *e);
     *seconds = 0;
-    if (!r || !needs || !n || !e) {
-        free(r);
-        free(needs);
-        free(n);
-        free(e);
+    if (!needs)
         return MC_ERR_NOMEM;
-    }
-    for (int64_t d = 0; d < ndev; d++) {
-        int64_t h = mc_topology_host_of(topo, d);
-        r[h] += need[d];
-        n[h]++;
-        e[h] += early[d] != 0;
-    }
     /* a host's devices are contiguous ids: d runs over host h's as h ascends */
     for (int64_t h = 0, d = 0; h < nhost; h++) {
-        int64_t first = d, k = 0;
-        while (d < ndev && mc_topology_host_of(topo, d) == h)
-            d++;
-        if (r[h] <= 0)
+        double r = 0;
+        int64_t n = 0, e = 0, k = 0; /* devices, early ones, needers */
+        for (; d < ndev && mc_topology_host_of(topo, d) == h; d++, n++) {
+            r += need[d];
+            e += early[d] != 0;
+            if (need[d] > 0)
+                needs[k++] = need[d];
+        }
+        if (r <= 0)
             continue;
-        for (int64_t i = first; i < d; i++)
-            if (need[i] > 0)
-                needs[k++] = need[i];
         /* the out-ports: holders, relays, the NIC; the in-ports: those an early device can
          * feed, the others, the NIC, for the k needers that need most */
-        double t = fmax(ports_time(r[h], (double)e[h] * b_intra, (double)(n[h] - e[h]) * b_intra,
-                                   a_intra, a_min, b_in, a_nic),
-                        in_ports_time(needs, k, e[h], b_intra, a_intra, a_min, b_in, a_nic));
+        double t = fmax(ports_time(r, (double)e * b_intra, (double)(n - e) * b_intra, a_intra,
+                                   a_min, b_in, a_nic),
+                        in_ports_time(needs, k, e, b_intra, a_intra, a_min, b_in, a_nic));
         if (t > *seconds)
             *seconds = t;
     }
-    free(r);
     free(needs);
-    free(n);
-    free(e);
     return MC_OK;
 }

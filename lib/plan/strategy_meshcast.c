@@ -1714,11 +1714,8 @@ static mc_status_t try_local_stars(mc_plan_t *plan, best_t *best)
     for (int policy = POLICY_SCATTER_STAR_LOCAL; policy <= POLICY_SCATTER_STAR_LOCAL_FINE && !s;
          policy++)
         s = try_policy(&alt, policy, LEAST_CAP, &side);
-    if (!s && alt.nflows > 0)
-        s = try_matchings(&alt, &side);
-    if (!s && alt.nflows > 0)
-        s = try_equal_stripes(&alt, &side);
-    if (!s && alt.nflows > 0 && side.full < best->full) {
+    if (!s && alt.nflows > 0 && !(s = try_matchings(&alt, &side)) &&
+        !(s = try_equal_stripes(&alt, &side)) && side.full < best->full) {
         adopt(plan, &alt); /* alt now holds the old flows */
         best->full = side.full;
         best->full_floor = -1;

@@ -13,27 +13,43 @@
 #include <cmocka.h>
 #include "slab_oracle.h"
 
+/* An instance's slab size, rates and latencies, and the senders term there for devices 0-3
+ * needing slabs[d] slabs, early[d] those that hold what a mate needs. */
+typedef struct {
+    double slab, b, a, a_min, b_in, a_nic, senders;
+} senders_t;
+
+static senders_t senders_of(const mc_plan_t *plan, const double *slabs, const char *early)
+{
+    const mc_topology_t *topo = plan->topo;
+    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA),
+              nic = mc_topology_link(topo, MC_LINK_NIC);
+    senders_t r = {.slab = (double)plan->pieces->pieces[0].bytes,
+                   .b = intra.bandwidth,
+                   .a = intra.latency,
+                   .a_min = fmin(intra.latency, nic.latency),
+                   .b_in = fmin(mc_topology_nic_in(topo), mc_topology_nic_out(topo)),
+                   .a_nic = nic.latency,
+                   .senders = -1};
+    double need[SO_NDEV] = {0};
+    for (int d = 0; d < 4; d++)
+        need[d] = slabs[d] * r.slab;
+    assert_int_equal(
+        mc_bound_senders(topo, need, early, r.b, r.a, r.a_min, r.b_in, r.a_nic, &r.senders), MC_OK);
+    return r;
+}
+
 /* Whether the senders term (six slab copies: the out-ports of 0 and 1 from α_intra, of 2 and
  * 3 from α_intra + α_min, the NIC from α_nic) gives the bound, above the in-port terms it
  * tightens (one device, both neediest, all four); it must never exceed the bound. */
 static int senders_decide(const mc_plan_t *plan, double bound)
 {
-    const mc_topology_t *topo = plan->topo;
-    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA),
-              nic = mc_topology_link(topo, MC_LINK_NIC);
-    double b_in = fmin(mc_topology_nic_in(topo), mc_topology_nic_out(topo));
-    double slab = (double)plan->pieces->pieces[0].bytes, b = intra.bandwidth, a = intra.latency;
-    double need[SO_NDEV] = {slab, slab, 2 * slab, 2 * slab};
-    char early[SO_NDEV] = {1, 1};
-    double senders = -1;
-    assert_int_equal(mc_bound_senders(topo, need, early, b, a, fmin(a, nic.latency), b_in,
-                                      nic.latency, &senders),
-                     MC_OK);
-    double ports = fmax(mc_bound_paths(2 * slab, b, a, b_in, nic.latency),
-                        fmax(mc_bound_paths(4 * slab, 2 * b, a, b_in, nic.latency),
-                             mc_bound_paths(6 * slab, 4 * b, a, b_in, nic.latency)));
-    assert_true(senders <= bound * (1 + 1e-12));
-    return senders >= bound * (1 - 1e-12) && senders > ports * (1 + 1e-9);
+    senders_t r = senders_of(plan, (double[]){1, 1, 2, 2}, (char[SO_NDEV]){1, 1});
+    double ports = fmax(mc_bound_paths(2 * r.slab, r.b, r.a, r.b_in, r.a_nic),
+                        fmax(mc_bound_paths(4 * r.slab, 2 * r.b, r.a, r.b_in, r.a_nic),
+                             mc_bound_paths(6 * r.slab, 4 * r.b, r.a, r.b_in, r.a_nic)));
+    assert_true(r.senders <= bound * (1 + 1e-12));
+    return r.senders >= bound * (1 - 1e-12) && r.senders > ports * (1 + 1e-9);
 }
 
 static void test_senders_below_optimum(void **state)
@@ -72,26 +88,16 @@ static double staggered(double bytes, const double *rate, const double *start, i
  * in-port terms; it must never exceed the bound. */
 static int in_view_decides(const mc_plan_t *plan, double bound)
 {
-    const mc_topology_t *topo = plan->topo;
-    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA),
-              nic = mc_topology_link(topo, MC_LINK_NIC);
-    double b_in = fmin(mc_topology_nic_in(topo), mc_topology_nic_out(topo));
-    double slab = (double)plan->pieces->pieces[0].bytes, b = intra.bandwidth, a = intra.latency,
-           a_min = fmin(a, nic.latency);
-    double need[SO_NDEV] = {0, 2 * slab, 2 * slab, 2 * slab};
-    char early[SO_NDEV] = {1};
-    double senders = -1;
-    assert_int_equal(mc_bound_senders(topo, need, early, b, a, a_min, b_in, nic.latency, &senders),
-                     MC_OK);
-    double in_rate[3] = {b, 2 * b, b_in}, out_rate[3] = {b, 3 * b, b_in},
-           start[3] = {a, a + a_min, nic.latency};
-    double in_view = staggered(6 * slab, in_rate, start, 3),
-           out_view = staggered(6 * slab, out_rate, start, 3);
-    assert_true(fabs(senders - fmax(in_view, out_view)) <= 1e-9 * senders);
-    double ports = fmax(mc_bound_paths(2 * slab, b, a, b_in, nic.latency),
-                        mc_bound_paths(6 * slab, 3 * b, a, b_in, nic.latency));
-    assert_true(senders <= bound * (1 + 1e-12));
-    return senders >= bound * (1 - 1e-12) && in_view > fmax(out_view, ports) * (1 + 1e-9);
+    senders_t r = senders_of(plan, (double[]){0, 2, 2, 2}, (char[SO_NDEV]){1});
+    double in_rate[3] = {r.b, 2 * r.b, r.b_in}, out_rate[3] = {r.b, 3 * r.b, r.b_in},
+           start[3] = {r.a, r.a + r.a_min, r.a_nic};
+    double in_view = staggered(6 * r.slab, in_rate, start, 3),
+           out_view = staggered(6 * r.slab, out_rate, start, 3);
+    assert_true(fabs(r.senders - fmax(in_view, out_view)) <= 1e-9 * r.senders);
+    double ports = fmax(mc_bound_paths(2 * r.slab, r.b, r.a, r.b_in, r.a_nic),
+                        mc_bound_paths(6 * r.slab, 3 * r.b, r.a, r.b_in, r.a_nic));
+    assert_true(r.senders <= bound * (1 + 1e-12));
+    return r.senders >= bound * (1 - 1e-12) && in_view > fmax(out_view, ports) * (1 + 1e-9);
 }
 
 static void test_in_view_below_optimum(void **state)
@@ -109,26 +115,16 @@ static void test_in_view_below_optimum(void **state)
  * the out-port view and the in-port terms; it must never exceed the bound. */
 static int neediest_decide(const mc_plan_t *plan, double bound)
 {
-    const mc_topology_t *topo = plan->topo;
-    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA),
-              nic = mc_topology_link(topo, MC_LINK_NIC);
-    double b_in = fmin(mc_topology_nic_in(topo), mc_topology_nic_out(topo));
-    double slab = (double)plan->pieces->pieces[0].bytes, b = intra.bandwidth, a = intra.latency,
-           a_min = fmin(a, nic.latency);
-    double need[SO_NDEV] = {slab, 2 * slab, 2 * slab, 2 * slab};
-    char early[SO_NDEV] = {1};
-    double senders = -1;
-    assert_int_equal(mc_bound_senders(topo, need, early, b, a, a_min, b_in, nic.latency, &senders),
-                     MC_OK);
-    double three_rate[3] = {b, 2 * b, b_in}, four_rate[3] = {b, 3 * b, b_in},
-           start[3] = {a, a + a_min, nic.latency};
-    double three = staggered(6 * slab, three_rate, start, 3),
-           four = staggered(7 * slab, four_rate, start, 3); /* the out-port view's too */
-    assert_true(fabs(senders - fmax(three, four)) <= 1e-9 * senders);
-    double ports = fmax(mc_bound_paths(2 * slab, b, a, b_in, nic.latency),
-                        mc_bound_paths(6 * slab, 3 * b, a, b_in, nic.latency));
-    assert_true(senders <= bound * (1 + 1e-12));
-    return senders >= bound * (1 - 1e-12) && three > fmax(four, ports) * (1 + 1e-9);
+    senders_t r = senders_of(plan, (double[]){1, 2, 2, 2}, (char[SO_NDEV]){1});
+    double three_rate[3] = {r.b, 2 * r.b, r.b_in}, four_rate[3] = {r.b, 3 * r.b, r.b_in},
+           start[3] = {r.a, r.a + r.a_min, r.a_nic};
+    double three = staggered(6 * r.slab, three_rate, start, 3),
+           four = staggered(7 * r.slab, four_rate, start, 3); /* the out-port view's too */
+    assert_true(fabs(r.senders - fmax(three, four)) <= 1e-9 * r.senders);
+    double ports = fmax(mc_bound_paths(2 * r.slab, r.b, r.a, r.b_in, r.a_nic),
+                        mc_bound_paths(6 * r.slab, 3 * r.b, r.a, r.b_in, r.a_nic));
+    assert_true(r.senders <= bound * (1 + 1e-12));
+    return r.senders >= bound * (1 - 1e-12) && three > fmax(four, ports) * (1 + 1e-9);
 }
 
 static void test_neediest_below_optimum(void **state)
