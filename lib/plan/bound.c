@@ -6,6 +6,9 @@
  *   all NICs:       Σ_h R_h / Σ_h B_out(h)                               + α_nic
  *   device in/out:  R_d ≤ B_intra·(T − α_intra)⁺ + B_in(h(d))·(T − α_nic)⁺, and E_d likewise
  *                   with B_out (mc_bound_paths: each port its own latency)
+ *   own NIC:        with a port per NIC, X_d ≤ B_j·(T − α_nic)⁺ + min(B_other(h), B_intra)·
+ *                   (T − α_nic − α_intra)⁺: what d's host lacks enters d over its own NIC j,
+ *                   or over another NIC of the host and then a mate's link
  *   local copies:   max_d C_d / B_copy                                   + α_copy
  *   host bandwidth: max_h Σ_{d in h} R_d / (H + B_in(h))                 + min(α_intra, α_nic)
  *   host ports:     Σ_{d in h} (R_d − B_intra·(T − α_intra)⁺)⁺ ≤ B_in(h)·(T − α_nic)⁺: what a
@@ -37,7 +40,8 @@
  *                   Σ_p S_p·M_dev(p) / (devices · B_intra + hosts · B_out) + min(α_intra, α_nic)
  * R_h: bytes host h needs that no device of h holds; E(X): bytes of such pieces whose holders
  * all lie in X (each must leave X at least once: some host outside its holders needs it);
- * R_d / E_d: bytes device d needs / only d holds and someone needs; C_d: bytes d copies
+ * R_d / E_d: bytes device d needs / only d holds and someone needs; X_d: bytes d needs of pieces
+ * no device of its host holds; C_d: bytes d copies
  * locally. B_in(h) is at most the other hosts' NICs out together (min(B_in, (H−1)·B_out)),
  * B_out(h) likewise. A device receives from other hosts through its host's NIC and from its own
  * host through its port, matching the simulator's ports; the last byte through a port still travels
@@ -450,8 +454,10 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     double *e_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *c_dev = mc_calloc((size_t)ndev, sizeof(double));
     double *l_dev = mc_calloc((size_t)ndev, sizeof(double));
-    double *o_dev = mc_calloc((size_t)ndev, sizeof(double)); /* host-local bytes d needs */
-    char *early = mc_calloc((size_t)ndev + 1, 1);            /* holds a piece a host mate needs */
+    double *o_dev = mc_calloc((size_t)ndev, sizeof(double));    /* host-local bytes d needs */
+    double *x_dev = mc_calloc((size_t)ndev, sizeof(double));    /* bytes d needs, its host lacks */
+    int64_t *lacks = mc_calloc((size_t)nhost, sizeof(int64_t)); /* piece + 1 h needs, lacks */
+    char *early = mc_calloc((size_t)ndev + 1, 1); /* holds a piece a host mate needs */
     own_t *own = NULL;
     int64_t own_cap = 0;
     double *bout = mc_calloc((size_t)nhost, sizeof(double));
@@ -473,9 +479,9 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         red.copies = mc_calloc((size_t)pieces->naddends, sizeof *red.copies);
         red.known = mc_calloc((size_t)nhost, sizeof *red.known);
     }
-    if (!r_host || !r_dev || !e_dev || !c_dev || !l_dev || !o_dev || !early || !bout || !bin ||
-        !hosts || !tmp || !count || !needs || !items || !groups || !gsize || !goff || !ghosts ||
-        (pieces->naddends > 1 && (!red.stamp || !red.copies || !red.known))) {
+    if (!r_host || !r_dev || !e_dev || !c_dev || !l_dev || !o_dev || !x_dev || !lacks || !early ||
+        !bout || !bin || !hosts || !tmp || !count || !needs || !items || !groups || !gsize ||
+        !goff || !ghosts || (pieces->naddends > 1 && (!red.stamp || !red.copies || !red.known))) {
         s = MC_ERR_NOMEM;
         goto out;
     }
@@ -496,13 +502,17 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
             if (held && pieces->naddends > 1)
                 held = red.known[tmp[j]] >= pieces->naddends;
             if (!held) {
+                lacks[tmp[j]] = i + 1;
                 r_host[tmp[j]] += bytes;
                 needs[nneeds++] = (need_t){tmp[j], count[j], bytes};
                 needed_elsewhere++;
             }
         }
-        for (int j = 0; j < p->nneeders; j++)
+        for (int j = 0; j < p->nneeders; j++) {
             r_dev[p->needers[j]] += bytes;
+            if (lacks[mc_host_of(topo, p->needers[j])] == i + 1)
+                x_dev[p->needers[j]] += bytes;
+        }
         /* host-local: its holders and needers in one host */
         if (nh == 1 && nn == 1 && tmp[0] == hosts[nhosts_used] && pieces->naddends <= 1)
             for (int j = 0; j < p->nneeders; j++)
@@ -606,13 +616,10 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
      * device's port for itself (bound_host_ports.c); r_host gets each host's needs */
     /* a device's NIC path: with a port per NIC, its own NIC's rate (what comes over other
      * NICs reaches it through its port), else its host's */
-    int per_nic = mc_topology_nic_ports(topo) > 1;
-    double d_in = per_nic
-                      ? fmin(b_in, mc_topology_nic_in(topo) / (double)mc_topology_nic_ports(topo))
-                      : b_in,
-           d_out = per_nic ? fmin(b_out,
-                                  mc_topology_nic_out(topo) / (double)mc_topology_nic_ports(topo))
-                           : b_out;
+    int64_t nic_ports = mc_topology_nic_ports(topo);
+    int per_nic = nic_ports > 1;
+    double d_in = per_nic ? fmin(b_in, mc_topology_nic_in(topo) / (double)nic_ports) : b_in,
+           d_out = per_nic ? fmin(b_out, mc_topology_nic_out(topo) / (double)nic_ports) : b_out;
     if ((s = mc_bound_host_ports(topo, r_dev, intra.bandwidth, intra.latency, b_in, d_in,
                                  nic.latency, &t)))
         goto out;
@@ -664,6 +671,17 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         if ((t = mc_bound_paths(e_dev[d], intra.bandwidth, intra.latency, d_out, nic.latency)) >
             bound)
             bound = t;
+        /* own NIC: with a port per NIC, what d's host lacks enters d over its own NIC, or
+         * over another NIC of its host and then a mate's link, α_intra later
+         * (docs/planning.md, "Own NIC") */
+        if (per_nic && copies) {
+            int64_t h = mc_host_of(topo, d);
+            double others = fmin(bin[h], mc_topology_nic_in(topo) * (double)(nic_ports - 1) /
+                                             (double)nic_ports);
+            if ((t = mc_bound_paths(x_dev[d], d_in, nic.latency, fmin(others, intra.bandwidth),
+                                    nic.latency + intra.latency)) > bound)
+                bound = t;
+        }
         if (c_dev[d] > 0 && (t = c_dev[d] / copy.bandwidth + copy.latency) > bound)
             bound = t;
         /* before α_nic nothing has crossed a NIC: all comes from the own host */
@@ -680,6 +698,8 @@ out:
     free(c_dev);
     free(l_dev);
     free(o_dev);
+    free(x_dev);
+    free(lacks);
     free(early);
     free(own);
     free(bout);

@@ -76,6 +76,11 @@ cases=(
     # plan spread a host's incoming stripes over its eight NICs: 2.225 of the bound, now 1.203
     "g0049 of seed 2 on dgx-h100-rails|rail stripes after a spent budget|1.25|--topology dgx-h100-rails --hosts 31 --dtype bf16 --shape 8192,131072 --src-mesh 7x8 --src-spec S0S1 --src-devices 192-247 --dst-mesh 24x8 --dst-spec RR --dst-devices 0-191"
     "g0071 of seed 48|stars fed by their own host's holders alone|1.25|--topology dgx-a100 --hosts 12 --dtype bf16 --shape 64,1024,256 --src-mesh 10x8 --src-spec RS1R --src-devices 8-87 --dst-mesh 10x8 --dst-spec RS0R --dst-devices 8-87"
+    # bench --generate --topology dgx-h100-rails, seed 1: 256 MiB on the same 9 x 8 devices,
+    # the columns cut unevenly by 9 and 72, so each host's rail-7 device needs a sliver the
+    # next host holds; the bound let it in over all 8 NICs at once, 1.431, where only its own
+    # NIC brings it without a hop over the host's links: 1.148 (the own-NIC term)
+    "g0140 of seed 1 on dgx-h100-rails|the own NIC's port|1.16|--topology dgx-h100-rails --hosts 17 --dtype bf16 --shape 16384,8192 --src-mesh 9x8 --src-spec RS0 --src-devices 0-71 --dst-mesh 9x8 --dst-spec RS01 --dst-devices 0-71"
     "g0184 of seed 1 at 128 hosts|lb_order beyond its first-round limit|1.01|--topology dgx-h100 --hosts 61 --dtype bf16 --shape 64,1024,512 --src-mesh 46x8 --src-spec RS1S0 --src-devices 96-463 --dst-mesh 46x8 --dst-spec S10RR --dst-devices 96-463"
 )
 
