@@ -53,6 +53,9 @@ typedef struct {
  * to respect it, so planning time (meshcast simulates its candidates chunk by chunk) does
  * not grow with the tensor's bytes. */
 #define MC_PLAN_MAX_CHUNKS ((int64_t)1 << 15)
+/* meshcast's kept plan may have up to this many, as its work budget allows, where the cap
+ * above grew its chunks and the plan misses its target (docs/planning.md, "more chunks"). */
+#define MC_PLAN_MAX_REFINED_CHUNKS ((int64_t)1 << 18)
 /* Most deliveries (a piece to a device that needs it) a plan may have: an all-gather over
  * 1,024 devices (1,047,552) fits; meshcast plans it in about 3 s and 1.1 GB (planning time
  * grows with deliveries: 2^16 in about 0.1-0.3 s). */

@@ -188,12 +188,18 @@ static double busiest_port(const mc_plan_t *plan, mc_link_class_t cls)
     return most;
 }
 
+/* The most chunk transfers the plan may have (mc_plan_t's max_chunks). */
+static int64_t max_chunks(const mc_plan_t *plan)
+{
+    return plan->max_chunks > 0 ? plan->max_chunks : MC_PLAN_MAX_CHUNKS;
+}
+
 /* Chunk transfers of the plan if no chunk is smaller than floor bytes, counted only until
- * past MC_PLAN_MAX_CHUNKS (saturates at INT64_MAX). */
+ * past max_chunks (saturates at INT64_MAX). */
 static int64_t count_chunks(const mc_plan_t *plan, int64_t floor)
 {
     int64_t total = 0;
-    for (int64_t i = 0; i < plan->nflows && total <= MC_PLAN_MAX_CHUNKS; i++) {
+    for (int64_t i = 0; i < plan->nflows && total <= max_chunks(plan); i++) {
         const mc_flow_t *f = &plan->flows[i];
         int64_t c = f->chunk_bytes > floor ? f->chunk_bytes : floor;
         int64_t n = f->bytes / c + (f->bytes % c != 0), sends;
@@ -204,11 +210,11 @@ static int64_t count_chunks(const mc_plan_t *plan, int64_t floor)
 }
 
 /* Grows chunks to a common least size, the smallest whole number of elements that keeps
- * the plan within MC_PLAN_MAX_CHUNKS (or one chunk per message, if there are more
- * messages), then rounds each to whole elements within its flow. */
+ * the plan within max_chunks (or one chunk per message, if there are more messages), then
+ * rounds each to whole elements within its flow. */
 static void cap_chunks(mc_plan_t *plan)
 {
-    const int64_t elem = plan->pieces->elem_size;
+    const int64_t elem = plan->pieces->elem_size, most = max_chunks(plan);
     int64_t lo = 1, hi = 1; /* in elements: hi keeps the cap, lo - 1 does not */
     int64_t messages = 0;   /* each edge sends a chunk at least */
     for (int64_t i = 0; i < plan->nflows; i++) {
@@ -216,13 +222,13 @@ static void cap_chunks(mc_plan_t *plan)
             hi = plan->flows[i].bytes / elem;
         messages += plan->flows[i].nedges;
     }
-    if (messages > MC_PLAN_MAX_CHUNKS)
+    if (messages > most)
         lo = hi; /* no chunk size keeps the cap: the largest, one chunk per message */
-    else if (count_chunks(plan, elem) <= MC_PLAN_MAX_CHUNKS)
+    else if (count_chunks(plan, elem) <= most)
         hi = 1;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
-        if (count_chunks(plan, mid * elem) <= MC_PLAN_MAX_CHUNKS)
+        if (count_chunks(plan, mid * elem) <= most)
             hi = mid;
         else
             lo = mid + 1;
@@ -252,9 +258,9 @@ mc_status_t mc_plan_set_chunks(mc_plan_t *plan)
     int64_t messages = 0;
     for (int64_t i = 0; i < plan->nflows; i++)
         messages += plan->flows[i].nedges;
-    /* more messages than MC_PLAN_MAX_CHUNKS: cap_chunks would make every flow one chunk
-     * whatever the formula chose, so the formula is not worked out */
-    if (messages > MC_PLAN_MAX_CHUNKS) {
+    /* more messages than max_chunks: cap_chunks would make every flow one chunk whatever
+     * the formula chose, so the formula is not worked out */
+    if (messages > max_chunks(plan)) {
         for (int64_t i = 0; i < plan->nflows; i++)
             plan->flows[i].chunk_bytes =
                 plan->flows[i].bytes > 0 ? plan->flows[i].bytes : plan->pieces->elem_size;

@@ -53,6 +53,10 @@ struct mc_plan {
      * the least too when below MC_PLAN_MIN_CHUNK_BYTES: meshcast's copies try smaller caps
      * and keep what the simulator finds faster. */
     int64_t chunk_cap;
+    /* The most chunk transfers mc_plan_set_chunks keeps the plan within when > 0, else
+     * MC_PLAN_MAX_CHUNKS: meshcast raises it for a kept plan whose chunks that cap grew,
+     * within its work budget (strategy_meshcast.c, try_more_chunks). */
+    int64_t max_chunks;
 };
 
 /* Building flows. mc_plan_add_flow opens a flow; mc_plan_add_edge appends to the last. */

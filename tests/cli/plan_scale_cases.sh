@@ -81,6 +81,10 @@ cases=(
     # next host holds; the bound let it in over all 8 NICs at once, 1.431, where only its own
     # NIC brings it without a hop over the host's links: 1.148 (the own-NIC term)
     "g0140 of seed 1 on dgx-h100-rails|the own NIC's port|1.16|--topology dgx-h100-rails --hosts 17 --dtype bf16 --shape 16384,8192 --src-mesh 9x8 --src-spec RS0 --src-devices 0-71 --dst-mesh 9x8 --dst-spec RS01 --dst-devices 0-71"
+    # 16 GiB from one dgx-h100-rails host to every device of 12 others: each piece down its
+    # rail and a chain inside every host, in the 2^15 chunk transfers' 51 MB chunks, 1 ms per
+    # NIC hop (1.283); more chunks within the work budget, 1.060
+    "a 16 GiB broadcast along the rails|chunks grown by the chunk cap|1.10|--topology dgx-h100-rails --hosts 19 --dtype bf16 --shape 1048576,8192 --src-mesh 1x8 --src-spec S1R --src-devices 0-7 --dst-mesh 12x8 --dst-spec RR --dst-devices 16-111"
     "g0184 of seed 1 at 128 hosts|lb_order beyond its first-round limit|1.01|--topology dgx-h100 --hosts 61 --dtype bf16 --shape 64,1024,512 --src-mesh 46x8 --src-spec RS1S0 --src-devices 96-463 --dst-mesh 46x8 --dst-spec S10RR --dst-devices 96-463"
 )
 
