@@ -132,6 +132,28 @@ static double so_pick(rc_rng_t *r, const double *v, int n)
     return v[rc_range(r, 0, n - 1)];
 }
 
+/* The least T with bytes <= Σ_i rate[i]·(T − start[i])⁺, by bisection (a term's formula written
+ * again, independently of the bound's code). */
+static inline double so_staggered(double bytes, const double *rate, const double *start, int n)
+{
+    double lo = 0, hi = 1;
+    for (;;) {
+        double got = 0;
+        for (int i = 0; i < n; i++)
+            got += rate[i] * fmax(hi - start[i], 0);
+        if (got >= bytes)
+            break;
+        hi *= 2;
+    }
+    for (int it = 0; it < 200; it++) {
+        double mid = (lo + hi) / 2, got = 0;
+        for (int i = 0; i < n; i++)
+            got += rate[i] * fmax(mid - start[i], 0);
+        *(got >= bytes ? &hi : &lo) = mid;
+    }
+    return hi;
+}
+
 /* One instance: returns the fastest estimate / bound, adds the valid plans to *total and
  * counts in *decided whether c's term gives the bound. */
 static double so_run_instance(const so_case_t *c, uint64_t seed, int64_t *total, int *decided)

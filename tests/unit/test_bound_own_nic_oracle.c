@@ -14,28 +14,6 @@
 #include "slab_oracle.h"
 #include "topology/topology_internal.h"
 
-/* The least T with bytes <= Σ_i rate[i]·(T − start[i])⁺, by bisection (the term's formula
- * written independently of mc_bound_paths). */
-static double staggered(double bytes, const double *rate, const double *start, int n)
-{
-    double lo = 0, hi = 1;
-    for (;;) {
-        double got = 0;
-        for (int i = 0; i < n; i++)
-            got += rate[i] * fmax(hi - start[i], 0);
-        if (got >= bytes)
-            break;
-        hi *= 2;
-    }
-    for (int it = 0; it < 200; it++) {
-        double mid = (lo + hi) / 2, got = 0;
-        for (int i = 0; i < n; i++)
-            got += rate[i] * fmax(mid - start[i], 0);
-        *(got >= bytes ? &hi : &lo) = mid;
-    }
-    return hi;
-}
-
 static int own_nic_decides(const mc_plan_t *plan, double bound)
 {
     const mc_topology_t *topo = plan->topo;
@@ -47,7 +25,7 @@ static int own_nic_decides(const mc_plan_t *plan, double bound)
     double need = 2 * (double)plan->pieces->pieces[0].bytes;
     double rate[2] = {port, fmin(port, intra.bandwidth)},
            start[2] = {nic.latency, nic.latency + intra.latency};
-    double own = staggered(need, rate, start, 2);
+    double own = so_staggered(need, rate, start, 2);
     double host_nic = nic.latency + need / host_in;
     double device = mc_bound_paths(need, intra.bandwidth, intra.latency, port, nic.latency);
     assert_true(own <= bound * (1 + 1e-9));

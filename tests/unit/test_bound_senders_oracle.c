@@ -59,28 +59,6 @@ static void test_senders_below_optimum(void **state)
     so_check(&c, 80, 5, "the senders term (above the in-port terms)");
 }
 
-/* The least T with bytes <= Σ_i rate[i]·(T − start[i])⁺, by bisection (the term's formula
- * again, written independently of bound_senders.c). */
-static double staggered(double bytes, const double *rate, const double *start, int n)
-{
-    double lo = 0, hi = 1;
-    for (;;) {
-        double got = 0;
-        for (int i = 0; i < n; i++)
-            got += rate[i] * fmax(hi - start[i], 0);
-        if (got >= bytes)
-            break;
-        hi *= 2;
-    }
-    for (int it = 0; it < 200; it++) {
-        double mid = (lo + hi) / 2, got = 0;
-        for (int i = 0; i < n; i++)
-            got += rate[i] * fmax(mid - start[i], 0);
-        *(got >= bytes ? &hi : &lo) = mid;
-    }
-    return hi;
-}
-
 /* The in-port view: host 0's slice of slab 0 lies on device 0 alone, slab 1 only on host 1
  * (devices 4 and 6), and devices 1, 2 and 3 need both: six slab copies enter three in-ports,
  * which only device 0's out-port can feed before α_min, or the NIC. Whether that view gives
@@ -91,8 +69,8 @@ static int in_view_decides(const mc_plan_t *plan, double bound)
     senders_t r = senders_of(plan, (double[]){0, 2, 2, 2}, (char[SO_NDEV]){1});
     double in_rate[3] = {r.b, 2 * r.b, r.b_in}, out_rate[3] = {r.b, 3 * r.b, r.b_in},
            start[3] = {r.a, r.a + r.a_min, r.a_nic};
-    double in_view = staggered(6 * r.slab, in_rate, start, 3),
-           out_view = staggered(6 * r.slab, out_rate, start, 3);
+    double in_view = so_staggered(6 * r.slab, in_rate, start, 3),
+           out_view = so_staggered(6 * r.slab, out_rate, start, 3);
     assert_true(fabs(r.senders - fmax(in_view, out_view)) <= 1e-9 * r.senders);
     double ports = fmax(mc_bound_paths(2 * r.slab, r.b, r.a, r.b_in, r.a_nic),
                         mc_bound_paths(6 * r.slab, 3 * r.b, r.a, r.b_in, r.a_nic));
@@ -118,8 +96,8 @@ static int neediest_decide(const mc_plan_t *plan, double bound)
     senders_t r = senders_of(plan, (double[]){1, 2, 2, 2}, (char[SO_NDEV]){1});
     double three_rate[3] = {r.b, 2 * r.b, r.b_in}, four_rate[3] = {r.b, 3 * r.b, r.b_in},
            start[3] = {r.a, r.a + r.a_min, r.a_nic};
-    double three = staggered(6 * r.slab, three_rate, start, 3),
-           four = staggered(7 * r.slab, four_rate, start, 3); /* the out-port view's too */
+    double three = so_staggered(6 * r.slab, three_rate, start, 3),
+           four = so_staggered(7 * r.slab, four_rate, start, 3); /* the out-port view's too */
     assert_true(fabs(r.senders - fmax(three, four)) <= 1e-9 * r.senders);
     double ports = fmax(mc_bound_paths(2 * r.slab, r.b, r.a, r.b_in, r.a_nic),
                         mc_bound_paths(6 * r.slab, 3 * r.b, r.a, r.b_in, r.a_nic));
