@@ -620,6 +620,8 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     int per_nic = nic_ports > 1;
     double d_in = per_nic ? fmin(b_in, mc_topology_nic_in(topo) / (double)nic_ports) : b_in,
            d_out = per_nic ? fmin(b_out, mc_topology_nic_out(topo) / (double)nic_ports) : b_out;
+    /* the own-NIC term: a host's other NICs together, at most its NIC rate (bin) */
+    double other_nics = mc_topology_nic_in(topo) * (double)(nic_ports - 1) / (double)nic_ports;
     if ((s = mc_bound_host_ports(topo, r_dev, intra.bandwidth, intra.latency, b_in, d_in,
                                  nic.latency, &t)))
         goto out;
@@ -674,14 +676,11 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
         /* own NIC: with a port per NIC, what d's host lacks enters d over its own NIC, or
          * over another NIC of its host and then a mate's link, α_intra later
          * (docs/planning.md, "Own NIC") */
-        if (per_nic && copies) {
-            int64_t h = mc_host_of(topo, d);
-            double others = fmin(bin[h], mc_topology_nic_in(topo) * (double)(nic_ports - 1) /
-                                             (double)nic_ports);
-            if ((t = mc_bound_paths(x_dev[d], d_in, nic.latency, fmin(others, intra.bandwidth),
-                                    nic.latency + intra.latency)) > bound)
-                bound = t;
-        }
+        if (per_nic && copies &&
+            (t = mc_bound_paths(x_dev[d], d_in, nic.latency,
+                                fmin(fmin(bin[mc_host_of(topo, d)], other_nics), intra.bandwidth),
+                                nic.latency + intra.latency)) > bound)
+            bound = t;
         if (c_dev[d] > 0 && (t = c_dev[d] / copy.bandwidth + copy.latency) > bound)
             bound = t;
         /* before α_nic nothing has crossed a NIC: all comes from the own host */

@@ -198,8 +198,8 @@ static int64_t max_chunks(const mc_plan_t *plan)
  * past max_chunks (saturates at INT64_MAX). */
 static int64_t count_chunks(const mc_plan_t *plan, int64_t floor)
 {
-    int64_t total = 0;
-    for (int64_t i = 0; i < plan->nflows && total <= max_chunks(plan); i++) {
+    int64_t total = 0, most = max_chunks(plan);
+    for (int64_t i = 0; i < plan->nflows && total <= most; i++) {
         const mc_flow_t *f = &plan->flows[i];
         int64_t c = f->chunk_bytes > floor ? f->chunk_bytes : floor;
         int64_t n = f->bytes / c + (f->bytes % c != 0), sends;
