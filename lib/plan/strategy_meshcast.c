@@ -135,6 +135,7 @@ typedef struct {
     int64_t *served;  /* hosts the current stripe reached, in order */
     int64_t *order;   /* needing host runs, rotated per stripe */
     int64_t *relayed; /* per device: flow + 1 it relays over the rails (rail_relay) */
+    int64_t *on_nic;  /* per host and NIC port: the host's first device on it, or -1 */
     int overlap;      /* pick_sender: a relay's NIC sends while the stripe comes in */
     int even;         /* stripes by mc_box_split_even */
     int star;         /* fan out inside a host as a star (1), or a star whose copies may come
@@ -192,16 +193,26 @@ static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, int nn, const 
     return from;
 }
 
-/* The device of the host of `near` on NIC `nic` (a host's ids are contiguous), or -1. */
-static int64_t device_on_nic(const mc_topology_t *topo, int64_t near, int nic)
+/* The device of the host of `near` on NIC `nic`, or -1: looked up, as rail_route asks it
+ * for every NIC of both hosts per crossing. */
+static int64_t device_on_nic(const ctx_t *c, int64_t near, int nic)
 {
-    int64_t h = mc_host_of(topo, near), ndev = mc_topology_devices(topo), d = near;
-    while (d > 0 && mc_host_of(topo, d - 1) == h)
-        d--;
-    for (; d < ndev && mc_host_of(topo, d) == h; d++)
-        if (mc_topology_nic_index(topo, d) == nic)
-            return d;
-    return -1;
+    const mc_topology_t *topo = c->plan->topo;
+    return c->on_nic[mc_host_of(topo, near) * mc_topology_nic_ports(topo) + nic];
+}
+
+/* c->on_nic: each host's first device on each NIC port (devices scanned from the last). */
+static int64_t *devices_on_nics(const mc_topology_t *topo)
+{
+    int64_t ports = mc_topology_nic_ports(topo), n = mc_topology_hosts(topo) * ports;
+    int64_t *on_nic = mc_calloc((size_t)n, sizeof *on_nic);
+    if (!on_nic)
+        return NULL;
+    for (int64_t i = 0; i < n; i++)
+        on_nic[i] = -1;
+    for (int64_t d = mc_topology_devices(topo) - 1; d >= 0; d--)
+        on_nic[mc_topology_nic_port(topo, d)] = d;
+    return on_nic;
 }
 
 /* PXN (as NCCL's): on a rail-optimized cluster a crossing from a device on another rail
@@ -221,7 +232,7 @@ static mc_status_t rail_relay(ctx_t *c, const mc_piece_t *p, int64_t from, int64
         mc_topology_nic_of(topo, to, &rail) || mc_topology_nic_of(topo, from, &own))
         return MC_OK;
     /* a device of from's host on to's rail that neither holds nor needs the piece */
-    int64_t r = device_on_nic(topo, from, rail);
+    int64_t r = device_on_nic(c, from, rail);
     double inv = mc_topology_nic_port_seconds_per_byte(topo);
     if (r < 0 || mc_piece_needs(p, r) ||
         c->loads.nic_send[mc_topology_nic_port(topo, r)] * inv + intra.latency +
@@ -268,7 +279,7 @@ static mc_status_t rail_route(ctx_t *c, const mc_piece_t *p, int64_t from, int64
     *send = from;
     *in = *to;
     for (int nic = 0; nic < mc_topology_nics_per_host(topo); nic++) {
-        int64_t sd = device_on_nic(topo, from, nic), rd = device_on_nic(topo, *to, nic);
+        int64_t sd = device_on_nic(c, from, nic), rd = device_on_nic(c, *to, nic);
         if (sd < 0 || rd < 0)
             continue;
         int has = sd == from || has_stripe(c, p, sd);
@@ -604,8 +615,9 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
     c.served = mc_calloc((size_t)most, sizeof *c.served);
     c.order = mc_calloc((size_t)most, sizeof *c.order);
     c.relayed = mc_calloc((size_t)mc_topology_devices(plan->topo), sizeof *c.relayed);
+    c.on_nic = devices_on_nics(plan->topo);
     if (!c.hruns || !c.nruns || !c.stripes || !c.entry || !c.ready || !c.served || !c.order ||
-        !c.relayed) {
+        !c.relayed || !c.on_nic) {
         s = MC_ERR_NOMEM;
         goto out;
     }
@@ -651,6 +663,7 @@ out:
     free(c.served);
     free(c.order);
     free(c.relayed);
+    free(c.on_nic);
     mc_loads_destroy(&c.loads);
     return s;
 }
