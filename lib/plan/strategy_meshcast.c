@@ -86,14 +86,15 @@
 #define LB_ORDER_MAX_PIECES_PER_NIC 32768
 
 enum {
-    POLICY_PER_HOLDER, /* one stripe per holder device */
-    POLICY_PER_NEEDER, /* and at least one per needer of the widest needing host */
-    POLICY_FINE,       /* the same with stripes >= FINE_STRIPE_BYTES */
-    POLICY_RAILS,      /* the same, at least a stripe per NIC, each crossing on its own rail */
-    POLICY_MULTIPATH,  /* per needer, and hosts that hold a stripe may take it over the NIC */
-    POLICY_SCATTER,    /* per needer of the widest host, holders' hosts too, small stripes */
-    POLICY_DIRECT,     /* no stripes, no relays: each needer straight from a holder */
-    POLICY_NIC_SPLIT,  /* direct, a share of locally held pieces over the NIC */
+    POLICY_PER_HOLDER,     /* one stripe per holder device */
+    POLICY_PER_NEEDER,     /* and at least one per needer of the widest needing host */
+    POLICY_FINE,           /* the same with stripes >= FINE_STRIPE_BYTES */
+    POLICY_RAILS,          /* the same, at least a stripe per NIC, each crossing on its own rail */
+    POLICY_RAILS_CROSSING, /* the same, a piece that crosses no host with per-needer stripes */
+    POLICY_MULTIPATH,      /* per needer, and hosts that hold a stripe may take it over the NIC */
+    POLICY_SCATTER,        /* per needer of the widest host, holders' hosts too, small stripes */
+    POLICY_DIRECT,         /* no stripes, no relays: each needer straight from a holder */
+    POLICY_NIC_SPLIT,      /* direct, a share of locally held pieces over the NIC */
     /* the other strategies' plans, as candidates */
     POLICY_SEND_RECV,
     POLICY_LOCAL_ALLGATHER,
@@ -144,7 +145,8 @@ typedef struct {
     int per_entry;    /* stars: stripes per entry (1 or STAR_FINE) */
     int deep;         /* stripes by mc_box_split_deep */
     int rails;        /* rail stripes: a stripe per NIC, each crossing on the NICs free
-                         first, relayed over the hosts' links (rail_route) */
+                         first, relayed over the hosts' links (rail_route); 2: only for the
+                         pieces that cross hosts */
 } ctx_t;
 
 /* Sender for the next host crossing of a stripe: among the holder hosts (ready at 0) and
@@ -447,7 +449,7 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
             c->order[nneed++] = g;
     int k = stripe_count(p, c->hruns, nh, c->nruns, nn, per_needer, min_stripe, scatter,
                          c->star ? c->per_entry : 0, host_scatter);
-    if (c->rails)
+    if (c->rails && (nneed > 0 || c->rails == 1))
         k = rail_stripes(topo, p, k, min_stripe);
     k = (c->even   ? mc_box_split_even
          : c->deep ? mc_box_split_deep
@@ -597,7 +599,9 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
                          ? STAR_FINE
                          : 1,
         .deep = policy == POLICY_DEEP,
-        .rails = policy == POLICY_RAILS};
+        .rails = policy == POLICY_RAILS            ? 1
+                 : policy == POLICY_RAILS_CROSSING ? 2
+                                                   : 0};
     int64_t most = mc_pieces_most_devices(ps), nhost = mc_topology_hosts(plan->topo),
             *by_size = NULL;
     mc_status_t s = mc_loads_create(plan->topo, &c.loads);
@@ -684,7 +688,8 @@ static mc_status_t least_size(const mc_plan_t *plan, int policy, double *flows, 
     double total = 0;
     for (int64_t i = 0; i < ps->npieces; i++)
         total += (double)ps->pieces[i].bytes;
-    int64_t min_stripe = policy == POLICY_RAILS     ? RAIL_STRIPE_BYTES
+    int rails = policy == POLICY_RAILS || policy == POLICY_RAILS_CROSSING;
+    int64_t min_stripe = rails                      ? RAIL_STRIPE_BYTES
                          : policy == POLICY_FINE    ? FINE_STRIPE_BYTES
                          : policy == POLICY_SCATTER ? scatter_least(total)
                                                     : MIN_STRIPE_BYTES;
@@ -699,7 +704,10 @@ static mc_status_t least_size(const mc_plan_t *plan, int policy, double *flows, 
             int nn = mc_group_by_host(plan->topo, p->needers, p->nneeders, nruns);
             k = stripe_count(p, hruns, nh, nruns, nn, policy != POLICY_PER_HOLDER, min_stripe,
                              policy == POLICY_SCATTER, 0, 0);
-            if (policy == POLICY_RAILS)
+            int crosses = 0;
+            for (int g = 0; g < nn && !crosses; g++)
+                crosses = !mc_find_run(hruns, nh, nruns[g].host);
+            if (policy == POLICY_RAILS || (rails && crosses))
                 k = rail_stripes(plan->topo, p, k, min_stripe);
             k = mc_box_split(&p->box, ps->ndim, k, stripes);
         }
@@ -1170,6 +1178,23 @@ static int rails_differs(const mc_plan_t *plan)
     for (int64_t i = 0; i < ps->npieces; i++)
         if (needing_hosts(plan->topo, &ps->pieces[i], 1) > 0)
             return 1;
+    return 0;
+}
+
+/* Whether rail stripes for every piece differ from those for the crossing pieces only: some
+ * piece that crosses no host is large enough for two rail stripes and reaches a needer that
+ * lacks it. */
+static int rails_cut_local(const mc_plan_t *plan)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    for (int64_t i = 0; i < ps->npieces; i++) {
+        const mc_piece_t *p = &ps->pieces[i];
+        int lacking = 0;
+        for (int j = 0; j < p->nneeders && !lacking; j++)
+            lacking = !mc_piece_holds(p, p->needers[j]);
+        if (lacking && p->bytes >= 2 * RAIL_STRIPE_BYTES && needing_hosts(plan->topo, p, 1) == 0)
+            return 1;
+    }
     return 0;
 }
 
@@ -1809,14 +1834,22 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     best.capless[POLICY_PER_HOLDER] = (char)(plan->nedges > MC_PLAN_MAX_CHUNKS);
     /* with a port per NIC, rail stripes next, before the stripe policies whose screenings
      * could spend the work budget first (seed 2's g0049 on dgx-h100-rails, 2 GiB from 7 hosts
-     * to 24: per-needer stripes left too little for them, 2.225 of the bound) */
-    double rails_last = INFINITY;
-    char rails_floor = 0;
-    if (!s && rails_differs(plan) && best.full > 1.001 * plan->stats.lower_bound_s &&
-        !(s = try_policy(plan, POLICY_RAILS, 0, &best))) {
-        rails_last = best.last;
-        rails_floor = (char)best.last_floor;
-    }
+     * to 24: per-needer stripes left too little for them, 2.225 of the bound): first only for
+     * the pieces that cross hosts, then for all, where that differs (cut in rail stripes, an
+     * all-to-all inside the hosts queued up 14 stripes per pair of devices: g0114 of seed 11
+     * on a 16-NIC rails profile, 2.608 of the bound against 1.226; yet finer intra-host stripes
+     * let the PXN hops through, g0025 of the same, 1.048 against 1.012), the latter only where
+     * the former won: it costs as much of the work budget again */
+    double rails_last[2] = {INFINITY, INFINITY}, before_rails = best.full;
+    char rails_floor[2] = {0, 0};
+    int rails = !s && rails_differs(plan);
+    for (int all = 0; all < 2 && rails && !s; all++)
+        if (best.full > 1.001 * plan->stats.lower_bound_s &&
+            (!all || (best.full < before_rails && rails_cut_local(plan))) &&
+            !(s = try_policy(plan, all ? POLICY_RAILS : POLICY_RAILS_CROSSING, 0, &best))) {
+            rails_last[all] = best.last;
+            rails_floor[all] = (char)best.last_floor;
+        }
     if (!s && per_needer_differs(plan))
         s = try_policy(plan, POLICY_PER_NEEDER, 0, &best);
     /* lb_order's rounds grow faster than linearly with the pieces: tried up to a limit */
@@ -1830,9 +1863,9 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     int pairs = single_pairs(plan);
     for (int policy = POLICY_FINE; policy <= last && !s; policy++) {
         first[policy] = INFINITY;
-        if (policy == POLICY_RAILS) { /* judged above, where it differs */
-            first[policy] = rails_last;
-            floor_only[policy] = rails_floor;
+        if (policy == POLICY_RAILS || policy == POLICY_RAILS_CROSSING) { /* judged above */
+            first[policy] = rails_last[policy == POLICY_RAILS];
+            floor_only[policy] = rails_floor[policy == POLICY_RAILS];
             continue;
         }
         if (best.full > 1.001 * plan->stats.lower_bound_s &&

@@ -7,6 +7,7 @@
 # usage: bash plan_scale_cases.sh <meshcast-binary> <source-dir>
 set -u
 bin=$1
+src=$2 # SRC/ in a line's arguments: a file of the source tree
 failed=0
 
 # name | what went wrong | most est/bound | plan arguments
@@ -85,11 +86,19 @@ cases=(
     # rail and a chain inside every host, in the 2^15 chunk transfers' 51 MB chunks, 1 ms per
     # NIC hop (1.283); more chunks within the work budget, 1.060
     "a 16 GiB broadcast along the rails|chunks grown by the chunk cap|1.10|--topology dgx-h100-rails --hosts 19 --dtype bf16 --shape 1048576,8192 --src-mesh 1x8 --src-spec S1R --src-devices 0-7 --dst-mesh 12x8 --dst-spec RR --dst-devices 16-111"
+    # bench --generate --topology <16 devices and 16 NICs per host, on rails>, seed 11: a 4 GiB
+    # all-to-all inside 9 hosts whose rows are cut unevenly by 9 and 144, so each host's last
+    # device needs a sliver of up to 3 MB that the next host's 16 devices hold; per-holder
+    # stripes relayed it all through the one device on the needer's rail (2.217 of the bound),
+    # and rail stripes, which spread it over the 16 rails, also cut the intra-host pieces into
+    # 14 stripes each (2.608); rail stripes for the crossing pieces only: 1.226
+    "g0114 of seed 11 on gb16|rail stripes for pieces that never cross|1.30|--topology SRC/benchmarks/results/scale/unseen-profiles/gb16.topo --hosts 25 --dtype bf16 --shape 131072,16384 --src-mesh 9x16 --src-spec S0S1 --src-devices 0-143 --dst-mesh 9x16 --dst-spec S01R --dst-devices 0-143"
     "g0184 of seed 1 at 128 hosts|lb_order beyond its first-round limit|1.01|--topology dgx-h100 --hosts 61 --dtype bf16 --shape 64,1024,512 --src-mesh 46x8 --src-spec RS1S0 --src-devices 96-463 --dst-mesh 46x8 --dst-spec S10RR --dst-devices 96-463"
 )
 
 for line in "${cases[@]}"; do
     IFS='|' read -r name why most args <<<"$line"
+    args=${args//SRC\//$src/}
     # shellcheck disable=SC2086
     if ! out=$("$bin" plan $args --strategy all 2>&1); then
         echo "FAIL: $name: meshcast plan exited non-zero: $out" >&2
