@@ -31,6 +31,7 @@
  * (strategy_reduce_scatter.c; with or without host pre-combining), whichever the simulator
  * finds fastest. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "strategy_common.h"
@@ -828,6 +829,8 @@ typedef struct {
                                 negative: none yet */
     int last_floor;          /* last is only a floor: its simulation stopped above the limit
                                 it had to beat */
+    double cand_floor;       /* the last candidate's floor (mc_plan_floor); infinite for a
+                                repeat or a candidate not judged */
     uint64_t seen[MAX_SEEN]; /* fingerprints of the candidates judged so far */
     int nseen;
     double work;  /* chunk transfers the candidates' screenings were given */
@@ -1014,7 +1017,7 @@ static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
     int exact = 0;
     uint64_t id = fingerprint(cand);
     *keep = 0;
-    best->last = INFINITY;
+    best->last = best->cand_floor = INFINITY;
     for (int i = 0; i < best->nseen; i++)
         if (best->seen[i] == id)
             return MC_OK;
@@ -1023,7 +1026,7 @@ static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
     /* a candidate whose floor (busiest port, longest path) is the kept plan's estimate or
      * more cannot beat it */
     mc_status_t s = mc_plan_floor(cand, &floor);
-    best->last = floor;
+    best->last = best->cand_floor = floor;
     if (s || floor >= best->full)
         return s;
     double cost = screen_cost(cand);
@@ -1424,7 +1427,7 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
      * NIC split, 1.868 -> 1.072 of the bound, was never built) */
     int budgeted = policy != POLICY_DIRECT && policy != POLICY_NIC_SPLIT &&
                    (policy < POLICY_SEND_RECV || policy > POLICY_BROADCAST_LB_ORDER);
-    best->last = INFINITY;
+    best->last = best->cand_floor = INFINITY;
     best->last_floor = 0;
     if (cap > 0 && best->capless[policy])
         return MC_OK; /* the same plan as its first, judged already */
@@ -1446,6 +1449,10 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
     best->budgeted = budgeted;
     s = settle(plan, &alt, best, s, built);
     best->budgeted = 0;
+    if (getenv("MC_DEBUG"))
+        fprintf(stderr, "policy %d cap %ld built %d last %.4g full %.4g bound %.4g work %.0f\n",
+                policy, (long)cap, built, best->last, best->full, plan->stats.lower_bound_s,
+                best->work);
     return s;
 }
 
@@ -1827,6 +1834,15 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         return s;
     }
     best.least = least_transfers(plan);
+    if (getenv("MC_ONLY")) {
+        int b = 0;
+        s = build_policy(plan, atoi(getenv("MC_ONLY")), &b);
+        if (!s)
+            s = mc_plan_set_chunks(plan);
+        if (!s)
+            s = mc_plan_simulate(plan, &plan->stats.estimate_s);
+        return s;
+    }
     s = build(plan, POLICY_PER_HOLDER, HOST_SCATTER_DELIVERIES);
     best.work = (double)plan->nflows;
     if (!s && !(s = mc_plan_set_chunks(plan)))
@@ -1840,7 +1856,8 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
      * on a 16-NIC rails profile, 2.608 of the bound against 1.226; yet finer intra-host stripes
      * let the PXN hops through, g0025 of the same, 1.048 against 1.012), the latter only where
      * the former won: it costs as much of the work budget again */
-    double rails_last[2] = {INFINITY, INFINITY}, before_rails = best.full;
+    double rails_last[2] = {INFINITY, INFINITY}, rails_own[2] = {INFINITY, INFINITY},
+           before_rails = best.full;
     char rails_floor[2] = {0, 0};
     int rails = !s && rails_differs(plan);
     for (int all = 0; all < 2 && rails && !s; all++)
@@ -1848,6 +1865,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
             (!all || (best.full < before_rails && rails_cut_local(plan))) &&
             !(s = try_policy(plan, all ? POLICY_RAILS : POLICY_RAILS_CROSSING, 0, &best))) {
             rails_last[all] = best.last;
+            rails_own[all] = best.cand_floor;
             rails_floor[all] = (char)best.last_floor;
         }
     if (!s && per_needer_differs(plan))
@@ -1857,14 +1875,16 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         mc_topology_nic_ports(plan->topo) > 1 ? LB_ORDER_MAX_PIECES_PER_NIC : LB_ORDER_MAX_PIECES;
     int last =
         plan->pieces->npieces <= lb_max ? POLICY_BROADCAST_LB_ORDER : POLICY_BROADCAST_LB_SIZE;
-    double first[POLICY_BROADCAST_LB_ORDER + 1];
+    double first[POLICY_BROADCAST_LB_ORDER + 1], own[POLICY_BROADCAST_LB_ORDER + 1];
     first[POLICY_PER_HOLDER] = first[POLICY_PER_NEEDER] = best.full;
-    char floor_only[POLICY_BROADCAST_LB_ORDER + 1] = {0}; /* first[] is only a floor */
+    own[POLICY_PER_HOLDER] = own[POLICY_PER_NEEDER] = INFINITY; /* each candidate's floor */
+    char floor_only[POLICY_BROADCAST_LB_ORDER + 1] = {0};       /* first[] is only a floor */
     int pairs = single_pairs(plan);
     for (int policy = POLICY_FINE; policy <= last && !s; policy++) {
-        first[policy] = INFINITY;
+        first[policy] = own[policy] = INFINITY;
         if (policy == POLICY_RAILS || policy == POLICY_RAILS_CROSSING) { /* judged above */
             first[policy] = rails_last[policy == POLICY_RAILS];
+            own[policy] = rails_own[policy == POLICY_RAILS];
             floor_only[policy] = rails_floor[policy == POLICY_RAILS];
             continue;
         }
@@ -1876,6 +1896,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
             (policy != POLICY_SCATTER || scatter_differs(plan)) &&
             !(s = try_policy(plan, policy, 0, &best))) {
             first[policy] = best.last;
+            own[policy] = best.cand_floor;
             floor_only[policy] = (char)best.last_floor;
         }
     }
@@ -1920,13 +1941,18 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         s = try_matchings(plan, &best);
     /* the second round ranks candidates at 512 KiB chunks, and one that loses there may win
      * at LEAST_CAP (g0187 of seed 4: per-holder stripes 1.182 -> 1.073); last, against the
-     * matched plan, so a plan only gets faster, and matched again if it changed */
+     * matched plan, so a plan only gets faster, and matched again if it changed. Where the
+     * kept plan is at its floor, only the candidates whose own floor is well below it: their
+     * whole-message chunks queued behind one another (g0034 of seed 11 on a 16-NIC profile,
+     * NIC split 1.732 of the bound at its own chunks, 1.356 at LEAST_CAP, against per-holder
+     * stripes at their floor, 1.685) */
     double before_least = best.full;
-    int least = best.full > REFINE_ABOVE_FLOOR * floor &&
-                best.full > LEAST_ABOVE_BOUND * plan->stats.lower_bound_s &&
+    int least = best.full > LEAST_ABOVE_BOUND * plan->stats.lower_bound_s &&
                 plan->pieces->npieces <= LEAST_MAX_PIECES;
+    int kept_above = best.full > REFINE_ABOVE_FLOOR * floor;
     for (int policy = POLICY_PER_HOLDER; policy <= last && !s && least; policy++)
-        if (first[policy] <= SECOND_SLACK * best.full)
+        if (first[policy] <= SECOND_SLACK * best.full &&
+            (kept_above || REFINE_ABOVE_FLOOR * own[policy] < best.full))
             s = try_policy(plan, policy, LEAST_CAP, &best);
     if (!s && best.full < before_least)
         s = try_matchings(plan, &best);

@@ -93,6 +93,11 @@ cases=(
     # and rail stripes, which spread it over the 16 rails, also cut the intra-host pieces into
     # 14 stripes each (2.608); rail stripes for the crossing pieces only: 1.226
     "g0114 of seed 11 on gb16|rail stripes for pieces that never cross|1.30|--topology SRC/benchmarks/results/scale/unseen-profiles/gb16.topo --hosts 25 --dtype bf16 --shape 131072,16384 --src-mesh 9x16 --src-spec S0S1 --src-devices 0-143 --dst-mesh 9x16 --dst-spec S01R --dst-devices 0-143"
+    # the same profile without rails (a NIC per device), seed 11's g0034: an all-to-all inside
+    # 21 hosts that every host holds, two devices per host holding what all 16 need; NIC split
+    # brings 40% over the needers' own NICs, but in whole-message chunks (1.732), and the
+    # per-holder plan at its floor (1.685) kept the last round from re-chunking it: 1.356
+    "g0034 of seed 11 on gb16nr|candidates below the kept plan's floor not re-chunked|1.45|--topology SRC/benchmarks/results/scale/unseen-profiles/gb16nr.topo --hosts 21 --dtype bf16 --shape 256,2048,1024 --src-mesh 21x16 --src-spec S1RR --src-devices 0-335 --dst-mesh 21x16 --dst-spec S0S1R --dst-devices 0-335"
     "g0184 of seed 1 at 128 hosts|lb_order beyond its first-round limit|1.01|--topology dgx-h100 --hosts 61 --dtype bf16 --shape 64,1024,512 --src-mesh 46x8 --src-spec RS1S0 --src-devices 96-463 --dst-mesh 46x8 --dst-spec S10RR --dst-devices 96-463"
 )
 
