@@ -31,7 +31,6 @@
  * (strategy_reduce_scatter.c; with or without host pre-combining), whichever the simulator
  * finds fastest. */
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "strategy_common.h"
@@ -1449,10 +1448,6 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
     best->budgeted = budgeted;
     s = settle(plan, &alt, best, s, built);
     best->budgeted = 0;
-    if (getenv("MC_DEBUG"))
-        fprintf(stderr, "policy %d cap %ld built %d last %.4g full %.4g bound %.4g work %.0f\n",
-                policy, (long)cap, built, best->last, best->full, plan->stats.lower_bound_s,
-                best->work);
     return s;
 }
 
@@ -1834,15 +1829,6 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         return s;
     }
     best.least = least_transfers(plan);
-    if (getenv("MC_ONLY")) {
-        int b = 0;
-        s = build_policy(plan, atoi(getenv("MC_ONLY")), &b);
-        if (!s)
-            s = mc_plan_set_chunks(plan);
-        if (!s)
-            s = mc_plan_simulate(plan, &plan->stats.estimate_s);
-        return s;
-    }
     s = build(plan, POLICY_PER_HOLDER, HOST_SCATTER_DELIVERIES);
     best.work = (double)plan->nflows;
     if (!s && !(s = mc_plan_set_chunks(plan)))
