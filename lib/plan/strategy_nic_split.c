@@ -16,6 +16,15 @@
 
 /* Slabs a piece is cut into before f is rounded to a whole number of them. */
 #define SPLIT_SLABS 64
+/* With a port per NIC, the NIC share of a piece in parts of about this size, each from the
+ * remote holder whose NIC the α–β model sees free first: one holder's NIC (50 GB/s on the
+ * -rails profiles) sending a needer's whole share took 42 us for 2 MB, and a holder that two
+ * needers picked twice that (g0034 of seed 11 on dgx-h100-rails: 1.664 of the bound). */
+#define NIC_SHARE_BYTES (256 << 10)
+/* ... for a share of at most this many bytes: larger ones, cut so, queued up at the needers'
+ * NICs in whole-message parts (g0206 of seed 2 on dgx-h100-rails, 100 MB shares: 1.069 of the
+ * bound in one part each, 1.100 in 256 KiB parts, 1.121 in a part per holder host) */
+#define NIC_SHARE_MOST (4 << 20)
 
 typedef struct {
     double *in_fix, *in_split;   /* per device: intra bytes in, fixed / movable to the NIC */
@@ -149,7 +158,8 @@ static int64_t remote_holder(const mc_plan_t *plan, const mc_piece_t *p, const m
 }
 
 /* One piece: a flow for the local share and, when some needer's host holds the piece and
- * another host does too, a flow for the NIC share (the last slabs of the piece's box). */
+ * another host does too, a flow for the NIC share (the last slabs of the piece's box), or
+ * with a port per NIC a flow per NIC_SHARE_BYTES of it. */
 static mc_status_t split_piece(mc_plan_t *plan, int64_t i, double level, mc_loads_t *loads,
                                mc_host_run_t *runs, mc_box_t *slabs)
 {
@@ -161,19 +171,24 @@ static mc_status_t split_piece(mc_plan_t *plan, int64_t i, double level, mc_load
     int moved = nh > 1 ? (int)lround(level * k) : 0;
     if (moved >= k)
         moved = k - 1;
-    mc_box_t part[2] = {slabs[0], slabs[k - moved]};
-    for (int d = 0; d < ndim; d++) { /* slabs cut one dim: join their ranges */
-        part[0].hi[d] = slabs[k - moved - 1].hi[d];
-        part[1].hi[d] = slabs[k - 1].hi[d];
-    }
+    /* parts: [first slab, end slab) per flow; the local share first, then the NIC share's */
+    int64_t slab_bytes = p->bytes / k, parts = 1;
+    if (moved && mc_topology_nic_ports(topo) > 1 && moved * slab_bytes <= NIC_SHARE_MOST)
+        parts = (moved * slab_bytes + NIC_SHARE_BYTES - 1) / NIC_SHARE_BYTES;
+    parts = parts < 1 ? 1 : parts > moved ? moved : parts;
     mc_status_t s = MC_OK;
-    for (int f = 0; f < (moved ? 2 : 1) && !s; f++) {
-        double bytes = (double)(mc_box_volume(&part[f], ndim) * plan->pieces->elem_size);
-        s = mc_plan_add_flow(plan, i, moved ? &part[f] : &p->box);
+    for (int64_t f = 0; f < (moved ? 1 + parts : 1) && !s; f++) {
+        int lo = f == 0 ? 0 : k - moved + (int)((f - 1) * moved / parts);
+        int hi = f == 0 ? k - moved : k - moved + (int)(f * moved / parts);
+        mc_box_t part = slabs[lo];
+        for (int d = 0; d < ndim; d++) /* slabs cut one dim: join their ranges */
+            part.hi[d] = slabs[hi - 1].hi[d];
+        double bytes = (double)(mc_box_volume(&part, ndim) * plan->pieces->elem_size);
+        s = mc_plan_add_flow(plan, i, moved ? &part : &p->box);
         for (int j = 0; j < p->nneeders && !s; j++) {
             int64_t n = p->needers[j], hn = mc_topology_host_of(topo, n), from;
             const mc_host_run_t *run = mc_find_run(runs, nh, hn);
-            if (run && f == 1)
+            if (run && f > 0)
                 from = remote_holder(plan, p, runs, nh, hn, loads, n);
             else if (run)
                 from = mc_least_loaded(p->holders + run->first, run->count, loads->dev_send);

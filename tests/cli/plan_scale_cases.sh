@@ -98,6 +98,11 @@ cases=(
     # brings 40% over the needers' own NICs, but in whole-message chunks (1.732), and the
     # per-holder plan at its floor (1.685) kept the last round from re-chunking it: 1.356
     "g0034 of seed 11 on gb16nr|candidates below the kept plan's floor not re-chunked|1.45|--topology SRC/benchmarks/results/scale/unseen-profiles/gb16nr.topo --hosts 21 --dtype bf16 --shape 256,2048,1024 --src-mesh 21x16 --src-spec S1RR --src-devices 0-335 --dst-mesh 21x16 --dst-spec S0S1R --dst-devices 0-335"
+    # the same case on dgx-h100-rails: NIC split sent each needer's 2 MB NIC share from one
+    # remote holder, so a holder NIC that two needers picked sent 4.2 MB, 84 us at 50 GB/s,
+    # where the plan's ports are otherwise busy about 65 us (1.664); shares of up to 4 MB in
+    # 256 KiB parts, each from the holder whose NIC is free first: 1.328
+    "g0034 of seed 11 on dgx-h100-rails|NIC split's shares from one holder each|1.40|--topology dgx-h100-rails --hosts 21 --dtype bf16 --shape 256,2048,1024 --src-mesh 21x8 --src-spec S1RR --src-devices 0-167 --dst-mesh 21x8 --dst-spec S0S1R --dst-devices 0-167"
     "g0184 of seed 1 at 128 hosts|lb_order beyond its first-round limit|1.01|--topology dgx-h100 --hosts 61 --dtype bf16 --shape 64,1024,512 --src-mesh 46x8 --src-spec RS1S0 --src-devices 96-463 --dst-mesh 46x8 --dst-spec S10RR --dst-devices 96-463"
 )
 
