@@ -74,8 +74,10 @@ mc_status_t mc_strategy_local_allgather(mc_plan_t *plan);
 mc_status_t mc_strategy_broadcast(mc_plan_t *plan);
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan);
 /* Direct sends with a NIC share of the pieces a needer's own host holds, when other hosts
- * hold them too (one of meshcast's candidates); *built = 0 when there is nothing to move. */
-mc_status_t mc_strategy_nic_split(mc_plan_t *plan, int *built);
+ * hold them too (one of meshcast's candidates); with parts, and a port per NIC, a share of
+ * up to 4 MB in 256 KiB parts from several holders; *built = 0 when there is nothing to move
+ * (with parts: nothing cut in parts). */
+mc_status_t mc_strategy_nic_split(mc_plan_t *plan, int parts, int *built);
 /* Multi-tree broadcast over hosts (lib/plan/multitree.c): every piece cut into at most k
  * stripes of at least min_stripe bytes, each sent down its own tree over the hosts that need
  * it, every host forwarding at most as many stripes' copies as there are stripes. */

@@ -86,15 +86,16 @@
 #define LB_ORDER_MAX_PIECES_PER_NIC 32768
 
 enum {
-    POLICY_PER_HOLDER,     /* one stripe per holder device */
-    POLICY_PER_NEEDER,     /* and at least one per needer of the widest needing host */
-    POLICY_FINE,           /* the same with stripes >= FINE_STRIPE_BYTES */
-    POLICY_RAILS,          /* the same, at least a stripe per NIC, each crossing on its own rail */
-    POLICY_RAILS_CROSSING, /* the same, a piece that crosses no host with per-needer stripes */
-    POLICY_MULTIPATH,      /* per needer, and hosts that hold a stripe may take it over the NIC */
-    POLICY_SCATTER,        /* per needer of the widest host, holders' hosts too, small stripes */
-    POLICY_DIRECT,         /* no stripes, no relays: each needer straight from a holder */
-    POLICY_NIC_SPLIT,      /* direct, a share of locally held pieces over the NIC */
+    POLICY_PER_HOLDER,      /* one stripe per holder device */
+    POLICY_PER_NEEDER,      /* and at least one per needer of the widest needing host */
+    POLICY_FINE,            /* the same with stripes >= FINE_STRIPE_BYTES */
+    POLICY_RAILS,           /* the same, at least a stripe per NIC, each crossing on its own rail */
+    POLICY_RAILS_CROSSING,  /* the same, a piece that crosses no host with per-needer stripes */
+    POLICY_MULTIPATH,       /* per needer, and hosts that hold a stripe may take it over the NIC */
+    POLICY_SCATTER,         /* per needer of the widest host, holders' hosts too, small stripes */
+    POLICY_DIRECT,          /* no stripes, no relays: each needer straight from a holder */
+    POLICY_NIC_SPLIT,       /* direct, a share of locally held pieces over the NIC */
+    POLICY_NIC_SPLIT_PARTS, /* the same, with a port per NIC the shares in parts */
     /* the other strategies' plans, as candidates */
     POLICY_SEND_RECV,
     POLICY_LOCAL_ALLGATHER,
@@ -1292,7 +1293,8 @@ static mc_status_t build_policy(mc_plan_t *alt, int policy, int *built)
         break;
     }
     case POLICY_NIC_SPLIT:
-        s = mc_strategy_nic_split(alt, built);
+    case POLICY_NIC_SPLIT_PARTS:
+        s = mc_strategy_nic_split(alt, policy == POLICY_NIC_SPLIT_PARTS, built);
         break;
     default:
         s = build(alt, policy, HOST_SCATTER_DELIVERIES);
@@ -1425,6 +1427,7 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
      * (g0200 of seed 2 at --max-hosts 128: fine stripes of 53,858 flows spent the budget and
      * NIC split, 1.868 -> 1.072 of the bound, was never built) */
     int budgeted = policy != POLICY_DIRECT && policy != POLICY_NIC_SPLIT &&
+                   policy != POLICY_NIC_SPLIT_PARTS &&
                    (policy < POLICY_SEND_RECV || policy > POLICY_BROADCAST_LB_ORDER);
     best->last = best->cand_floor = INFINITY;
     best->last_floor = 0;
@@ -1877,8 +1880,10 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         if (best.full > 1.001 * plan->stats.lower_bound_s &&
             (!pairs || policy < POLICY_LOCAL_ALLGATHER || policy > POLICY_BROADCAST_LB_SIZE) &&
             (policy != POLICY_FINE || fine_differs(plan)) &&
-            ((policy != POLICY_MULTIPATH && policy != POLICY_NIC_SPLIT) ||
+            ((policy != POLICY_MULTIPATH && policy != POLICY_NIC_SPLIT &&
+              policy != POLICY_NIC_SPLIT_PARTS) ||
              multipath_differs(plan)) &&
+            (policy != POLICY_NIC_SPLIT_PARTS || mc_topology_nic_ports(plan->topo) > 1) &&
             (policy != POLICY_SCATTER || scatter_differs(plan)) &&
             !(s = try_policy(plan, policy, 0, &best))) {
             first[policy] = best.last;

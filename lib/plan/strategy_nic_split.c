@@ -160,8 +160,8 @@ static int64_t remote_holder(const mc_plan_t *plan, const mc_piece_t *p, const m
 /* One piece: a flow for the local share and, when some needer's host holds the piece and
  * another host does too, a flow for the NIC share (the last slabs of the piece's box), or
  * with a port per NIC a flow per NIC_SHARE_BYTES of it. */
-static mc_status_t split_piece(mc_plan_t *plan, int64_t i, double level, mc_loads_t *loads,
-                               mc_host_run_t *runs, mc_box_t *slabs)
+static mc_status_t split_piece(mc_plan_t *plan, int64_t i, double level, int in_parts,
+                               mc_loads_t *loads, mc_host_run_t *runs, mc_box_t *slabs, int *cut)
 {
     const mc_piece_t *p = &plan->pieces->pieces[i];
     const mc_topology_t *topo = plan->topo;
@@ -173,9 +173,11 @@ static mc_status_t split_piece(mc_plan_t *plan, int64_t i, double level, mc_load
         moved = k - 1;
     /* parts: [first slab, end slab) per flow; the local share first, then the NIC share's */
     int64_t slab_bytes = p->bytes / k, parts = 1;
-    if (moved && mc_topology_nic_ports(topo) > 1 && moved * slab_bytes <= NIC_SHARE_MOST)
+    if (in_parts && moved && mc_topology_nic_ports(topo) > 1 &&
+        moved * slab_bytes <= NIC_SHARE_MOST)
         parts = (moved * slab_bytes + NIC_SHARE_BYTES - 1) / NIC_SHARE_BYTES;
     parts = parts < 1 ? 1 : parts > moved ? moved : parts;
+    *cut |= parts > 1;
     mc_status_t s = MC_OK;
     for (int64_t f = 0; f < (moved ? 1 + parts : 1) && !s; f++) {
         int lo = f == 0 ? 0 : k - moved + (int)((f - 1) * moved / parts);
@@ -201,7 +203,7 @@ static mc_status_t split_piece(mc_plan_t *plan, int64_t i, double level, mc_load
     return s;
 }
 
-mc_status_t mc_strategy_nic_split(mc_plan_t *plan, int *built)
+mc_status_t mc_strategy_nic_split(mc_plan_t *plan, int parts, int *built)
 {
     const mc_pieces_t *ps = plan->pieces;
     double level = 0;
@@ -222,12 +224,13 @@ mc_status_t mc_strategy_nic_split(mc_plan_t *plan, int *built)
         s = MC_ERR_NOMEM;
     if (!s)
         s = mc_pieces_by_size(ps, &by_size);
+    int cut = 0;
     for (int64_t k = 0; k < ps->npieces && !s; k++)
         if (ps->pieces[by_size[k]].nneeders > 0)
-            s = split_piece(plan, by_size[k], level, &loads, runs, slabs);
+            s = split_piece(plan, by_size[k], level, parts, &loads, runs, slabs, &cut);
     if (!s)
         s = mc_plan_order_rounds(plan);
-    *built = !s;
+    *built = !s && (!parts || cut);
     free(by_size);
     free(runs);
     free(slabs);

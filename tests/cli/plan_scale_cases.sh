@@ -103,6 +103,10 @@ cases=(
     # where the plan's ports are otherwise busy about 65 us (1.664); shares of up to 4 MB in
     # 256 KiB parts, each from the holder whose NIC is free first: 1.328
     "g0034 of seed 11 on dgx-h100-rails|NIC split's shares from one holder each|1.40|--topology dgx-h100-rails --hosts 21 --dtype bf16 --shape 256,2048,1024 --src-mesh 21x8 --src-spec S1RR --src-devices 0-167 --dst-mesh 21x8 --dst-spec S0S1R --dst-devices 0-167"
+    # NIC split's shares in parts is a candidate beside whole shares, not in their place: on
+    # 6 hosts of 4 devices with a 100 Gbit/s NIC each, whole shares 1.113 of the bound, in
+    # parts 1.304 (which queue up at the needers' NICs)
+    "an all-to-all inside 6 r4 hosts|NIC split's whole shares|1.15|--topology SRC/benchmarks/results/scale/unseen-profiles/r4.topo --hosts 6 --dtype f32 --shape 48,256,1024 --src-mesh 6x4 --src-spec S1RR --src-devices 0-23 --dst-mesh 6x4 --dst-spec S0S1R --dst-devices 0-23"
     "g0184 of seed 1 at 128 hosts|lb_order beyond its first-round limit|1.01|--topology dgx-h100 --hosts 61 --dtype bf16 --shape 64,1024,512 --src-mesh 46x8 --src-spec RS1S0 --src-devices 96-463 --dst-mesh 46x8 --dst-spec S10RR --dst-devices 96-463"
 )
 
