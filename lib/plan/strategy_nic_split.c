@@ -8,7 +8,8 @@
  * One flow per piece keeps the simulator's port queues short (a stripe per holder, as the
  * multi-path candidate cuts, simulates 2x slower on such cases): each piece is cut in two
  * boxes, the first (1 - f) taken from a local holder as in direct sends, the last f from
- * the holder host with the least NIC egress so far. */
+ * the holder host with the least NIC egress so far; or, as a second candidate with a port per
+ * NIC, that last share in parts, each from another holder (NIC_SHARE_BYTES). */
 #include <math.h>
 #include <stdlib.h>
 #include "strategy_common.h"
