@@ -1932,18 +1932,13 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         s = try_matchings(plan, &best);
     /* the second round ranks candidates at 512 KiB chunks, and one that loses there may win
      * at LEAST_CAP (g0187 of seed 4: per-holder stripes 1.182 -> 1.073); last, against the
-     * matched plan, so a plan only gets faster, and matched again if it changed. Where the
-     * kept plan is at its floor, only the candidates whose own floor is well below it: their
-     * whole-message chunks queued behind one another (g0034 of seed 11 on a 16-NIC profile,
-     * NIC split 1.732 of the bound at its own chunks, 1.356 at LEAST_CAP, against per-holder
-     * stripes at their floor, 1.685) */
+     * matched plan, so a plan only gets faster, and matched again if it changed */
     double before_least = best.full;
-    int least = best.full > LEAST_ABOVE_BOUND * plan->stats.lower_bound_s &&
+    int least = best.full > REFINE_ABOVE_FLOOR * floor &&
+                best.full > LEAST_ABOVE_BOUND * plan->stats.lower_bound_s &&
                 plan->pieces->npieces <= LEAST_MAX_PIECES;
-    int kept_above = best.full > REFINE_ABOVE_FLOOR * floor;
     for (int policy = POLICY_PER_HOLDER; policy <= last && !s && least; policy++)
-        if (first[policy] <= SECOND_SLACK * best.full &&
-            (kept_above || REFINE_ABOVE_FLOOR * own[policy] < best.full))
+        if (first[policy] <= SECOND_SLACK * best.full)
             s = try_policy(plan, policy, LEAST_CAP, &best);
     if (!s && best.full < before_least)
         s = try_matchings(plan, &best);
@@ -2023,6 +2018,21 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
      * plan only gets faster) */
     if (!s && star && multipath_differs(plan) && last_round(plan, &best))
         s = try_local_stars(plan, &best);
+    /* where the kept plan was at its floor, so the round at LEAST_CAP did not run: the
+     * candidates whose own floor is well below it, at LEAST_CAP, last of all, so that they
+     * spend no budget the rounds above need (in that round they took seed 58's g0090 from
+     * 1.000 to 1.172 of the bound): their whole-message chunks had queued behind one another
+     * (g0034 of seed 11 on a 16-NIC profile: NIC split 1.732 at its own chunks, 1.356 at
+     * LEAST_CAP, against per-holder stripes at their floor, 1.685) */
+    double before_own = best.full;
+    for (int policy = POLICY_PER_HOLDER; policy <= last && !s && !least; policy++)
+        if (best.full > LEAST_ABOVE_BOUND * plan->stats.lower_bound_s &&
+            plan->pieces->npieces <= LEAST_MAX_PIECES &&
+            first[policy] <= SECOND_SLACK * best.full &&
+            REFINE_ABOVE_FLOOR * own[policy] < best.full)
+            s = try_policy(plan, policy, LEAST_CAP, &best);
+    if (!s && best.full < before_own && best.full > REFINE_ABOVE_FLOOR * floor)
+        s = try_matchings(plan, &best);
     /* smaller chunks than the chunk cap allowed, last of all (a plan only gets faster) */
     if (!s && last_round(plan, &best))
         s = try_more_chunks(plan, &best);
