@@ -347,13 +347,23 @@ static int64_t local_or_remote(ctx_t *c, const mc_piece_t *p, int nh, const mc_h
 }
 
 /* Rail stripes: at least one stripe per NIC of a host (of at least min_stripe bytes), so a
- * piece that crosses from one device to one device can take every NIC of both hosts. */
-static int rail_stripes(const mc_topology_t *topo, const mc_piece_t *p, int k, int64_t min_stripe)
+ * piece that crosses from one device to one device can take every NIC of both hosts; with
+ * rails 2 (crossing pieces only) a piece that crosses no host keeps its k, as without rails. */
+static int rail_stripes(const mc_topology_t *topo, const mc_piece_t *p, int k, int64_t min_stripe,
+                        int rails, int crosses)
 {
+    if (!rails || (rails == 2 && !crosses))
+        return k;
     int64_t nics = mc_topology_nic_ports(topo), want = p->bytes / min_stripe;
     if (want > nics)
         want = nics;
     return k > want ? k : (int)want;
+}
+
+/* ctx_t's rails for a policy: 1 rail stripes for every piece, 2 for the crossing ones. */
+static int rails_of(int policy)
+{
+    return policy == POLICY_RAILS ? 1 : policy == POLICY_RAILS_CROSSING ? 2 : 0;
 }
 
 /* How many stripes plan_piece cuts piece p into (before mc_box_split caps it by the box),
@@ -450,8 +460,7 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
             c->order[nneed++] = g;
     int k = stripe_count(p, c->hruns, nh, c->nruns, nn, per_needer, min_stripe, scatter,
                          c->star ? c->per_entry : 0, host_scatter);
-    if (c->rails && (nneed > 0 || c->rails == 1))
-        k = rail_stripes(topo, p, k, min_stripe);
+    k = rail_stripes(topo, p, k, min_stripe, c->rails, nneed > 0);
     k = (c->even   ? mc_box_split_even
          : c->deep ? mc_box_split_deep
                    : mc_box_split)(&p->box, ndim, k, c->stripes);
@@ -600,9 +609,7 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
                          ? STAR_FINE
                          : 1,
         .deep = policy == POLICY_DEEP,
-        .rails = policy == POLICY_RAILS            ? 1
-                 : policy == POLICY_RAILS_CROSSING ? 2
-                                                   : 0};
+        .rails = rails_of(policy)};
     int64_t most = mc_pieces_most_devices(ps), nhost = mc_topology_hosts(plan->topo),
             *by_size = NULL;
     mc_status_t s = mc_loads_create(plan->topo, &c.loads);
@@ -689,7 +696,7 @@ static mc_status_t least_size(const mc_plan_t *plan, int policy, double *flows, 
     double total = 0;
     for (int64_t i = 0; i < ps->npieces; i++)
         total += (double)ps->pieces[i].bytes;
-    int rails = policy == POLICY_RAILS || policy == POLICY_RAILS_CROSSING;
+    int rails = rails_of(policy);
     int64_t min_stripe = rails                      ? RAIL_STRIPE_BYTES
                          : policy == POLICY_FINE    ? FINE_STRIPE_BYTES
                          : policy == POLICY_SCATTER ? scatter_least(total)
@@ -706,10 +713,9 @@ static mc_status_t least_size(const mc_plan_t *plan, int policy, double *flows, 
             k = stripe_count(p, hruns, nh, nruns, nn, policy != POLICY_PER_HOLDER, min_stripe,
                              policy == POLICY_SCATTER, 0, 0);
             int crosses = 0;
-            for (int g = 0; g < nn && !crosses; g++)
+            for (int g = 0; rails && g < nn && !crosses; g++)
                 crosses = !mc_find_run(hruns, nh, nruns[g].host);
-            if (policy == POLICY_RAILS || (rails && crosses))
-                k = rail_stripes(plan->topo, p, k, min_stripe);
+            k = rail_stripes(plan->topo, p, k, min_stripe, rails, crosses);
             k = mc_box_split(&p->box, ps->ndim, k, stripes);
         }
         for (int j = 0; j < p->nneeders; j++)
@@ -2025,9 +2031,9 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
      * (g0034 of seed 11 on a 16-NIC profile: NIC split 1.732 at its own chunks, 1.356 at
      * LEAST_CAP, against per-holder stripes at their floor, 1.685) */
     double before_own = best.full;
-    for (int policy = POLICY_PER_HOLDER; policy <= last && !s && !least; policy++)
+    int own_round = !least && plan->pieces->npieces <= LEAST_MAX_PIECES;
+    for (int policy = POLICY_PER_HOLDER; policy <= last && !s && own_round; policy++)
         if (best.full > LEAST_ABOVE_BOUND * plan->stats.lower_bound_s &&
-            plan->pieces->npieces <= LEAST_MAX_PIECES &&
             first[policy] <= SECOND_SLACK * best.full &&
             REFINE_ABOVE_FLOOR * own[policy] < best.full)
             s = try_policy(plan, policy, LEAST_CAP, &best);
