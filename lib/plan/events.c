@@ -68,6 +68,14 @@ mc_status_t mc_events_pop(mc_events_t *q, mc_event_t *ev)
     return MC_OK;
 }
 
+void mc_events_clear(mc_events_t *q)
+{
+    for (int b = 0; b < 65; b++)
+        q->bucket[b].n = 0;
+    q->last = q->used = 0;
+    q->head = q->n = 0;
+}
+
 void mc_events_free(mc_events_t *q)
 {
     for (int b = 0; b < 65; b++)

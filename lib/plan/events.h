@@ -34,6 +34,8 @@ typedef struct {
 mc_status_t mc_events_push(mc_events_t *q, double t, int64_t a);
 /* Removes the earliest event (the first pushed among equal times) into *ev; q->n > 0. */
 mc_status_t mc_events_pop(mc_events_t *q, mc_event_t *ev);
+/* Empties q, keeping its buckets' memory. */
+void mc_events_clear(mc_events_t *q);
 void mc_events_free(mc_events_t *q);
 
 #endif

@@ -122,6 +122,12 @@ mc_heap_item_t mc_queue_remove(mc_queue_t *q, int64_t i)
     return item;
 }
 
+void mc_queue_clear(mc_queue_t *q)
+{
+    q->nfront = q->run_head = q->run_n = 0;
+    q->rest.n = 0;
+}
+
 void mc_queue_free(mc_queue_t *q)
 {
     mc_heap_free(&q->rest);

@@ -57,6 +57,8 @@ typedef struct {
 mc_status_t mc_queue_push(mc_queue_t *q, mc_heap_item_t item);
 /* Removes and returns front[i] (i < q->nfront). */
 mc_heap_item_t mc_queue_remove(mc_queue_t *q, int64_t i);
+/* Empties q, keeping its memory. */
+void mc_queue_clear(mc_queue_t *q);
 void mc_queue_free(mc_queue_t *q);
 
 #endif

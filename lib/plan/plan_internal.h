@@ -196,6 +196,14 @@ mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds);
  * cannot end by then) it stops and returns a floor under the estimate that exceeds limit:
  * a candidate that cannot win need not be simulated to the end. */
 mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double *seconds);
+/* The simulator's largest arrays, for a planner that simulates many candidates in turn to
+ * reuse (mc_plan_simulate_reusing): their pages stay mapped between simulations. */
+typedef struct mc_sim_scratch mc_sim_scratch_t;
+mc_sim_scratch_t *mc_sim_scratch_new(void); /* NULL: out of memory */
+void mc_sim_scratch_free(mc_sim_scratch_t *scratch);
+/* mc_plan_simulate_within with scratch's arrays (NULL: arrays of its own). */
+mc_status_t mc_plan_simulate_reusing(const mc_plan_t *plan, double limit, mc_sim_scratch_t *scratch,
+                                     double *seconds);
 /* A floor under mc_plan_simulate's estimate, without simulating: the longest of the
  * busiest port's transfer time (a port serves one chunk at a time), every root-to-edge
  * path's latencies plus the flow's bytes over the path's slowest hop (every chunk crosses

@@ -29,6 +29,7 @@
  * NIC rate. */
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "events.h"
 #include "heap.h"
 #include "plan_internal.h"
@@ -77,6 +78,19 @@ typedef struct {
     int64_t child0, nchild; /* edges in sim.join_children */
 } sim_join_t;
 
+/* The simulator's largest arrays, kept between the simulations of one planning call
+ * (mc_sim_scratch_t): taken afresh, each simulation of a large plan faulted its pages in
+ * again, which on a virtual machine cost about a sixth of a plan's time. */
+struct mc_sim_scratch {
+    sim_flow_t *flows;
+    sim_edge_t *edges;
+    int32_t *children; /* as many as edges */
+    int64_t flows_cap, edges_cap;
+    mc_queue_t *waiting; /* nres queues, cleared before each use */
+    int64_t nres;
+    mc_events_t events;
+};
+
 typedef struct {
     const mc_plan_t *plan;
     int64_t ndev;
@@ -93,7 +107,7 @@ typedef struct {
     int32_t *join;
     int64_t *arrived;
     char *fed;
-    mc_events_t events;
+    mc_events_t *events;
     mc_queue_t *waiting; /* per resource: edges with ready chunks that need it as sender port */
     double *free_at;     /* per resource: time it becomes free */
     char *busy;          /* per sender resource */
@@ -121,7 +135,7 @@ static double chunk_bytes(const sim_flow_t *f, int64_t k)
 
 static mc_status_t push_event(sim_t *s, double t, int type, int64_t id)
 {
-    return mc_events_push(&s->events, t, id << EV_BITS | type);
+    return mc_events_push(s->events, t, id << EV_BITS | type);
 }
 
 /* Queues edge e's next chunk at its sender port, keyed by the chunk's offset, ties by the
@@ -520,11 +534,86 @@ mc_status_t mc_plan_floor(const mc_plan_t *plan, double *seconds)
 
 mc_status_t mc_plan_simulate(const mc_plan_t *plan, double *seconds)
 {
-    return mc_plan_simulate_within(plan, INFINITY, seconds);
+    return mc_plan_simulate_reusing(plan, INFINITY, NULL, seconds);
 }
 
 mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double *seconds)
 {
+    return mc_plan_simulate_reusing(plan, limit, NULL, seconds);
+}
+
+mc_sim_scratch_t *mc_sim_scratch_new(void)
+{
+    return mc_calloc(1, sizeof(mc_sim_scratch_t));
+}
+
+/* Frees the scratch's arrays, leaving it empty. */
+static void scratch_clear(mc_sim_scratch_t *x)
+{
+    for (int64_t r = 0; x->waiting && r < x->nres; r++)
+        mc_queue_free(&x->waiting[r]);
+    mc_events_free(&x->events);
+    free(x->flows);
+    free(x->edges);
+    free(x->children);
+    free(x->waiting);
+    memset(x, 0, sizeof *x);
+}
+
+void mc_sim_scratch_free(mc_sim_scratch_t *x)
+{
+    if (x)
+        scratch_clear(x);
+    free(x);
+}
+
+/* Room in x for the plan's flows and edges and nres empty port queues, and an empty event
+ * queue (what the arrays held is left: build_edges writes every field it reads). */
+static mc_status_t scratch_fit(mc_sim_scratch_t *x, int64_t nflows, int64_t nedges, int64_t nres)
+{
+    /* grown to twice the need: pages never touched cost nothing, and a plan a little larger
+     * than the last then finds them mapped */
+    if (nflows + 1 > x->flows_cap) {
+        free(x->flows);
+        x->flows_cap = 2 * (nflows + 1);
+        if (!(x->flows = malloc((size_t)x->flows_cap * sizeof *x->flows))) {
+            x->flows_cap = 0;
+            return MC_ERR_NOMEM;
+        }
+    }
+    if (nedges + 1 > x->edges_cap) {
+        /* edges aligned to cache lines, two to a line */
+        free(x->edges);
+        free(x->children);
+        x->children = NULL;
+        x->edges_cap = 2 * (nedges + 1);
+        size_t bytes = (size_t)x->edges_cap * sizeof *x->edges;
+        if (!(x->edges = aligned_alloc(64, (bytes + 63) / 64 * 64)) ||
+            !(x->children = malloc((size_t)x->edges_cap * sizeof *x->children))) {
+            x->edges_cap = 0;
+            return MC_ERR_NOMEM;
+        }
+    }
+    if (nres != x->nres) {
+        for (int64_t r = 0; x->waiting && r < x->nres; r++)
+            mc_queue_free(&x->waiting[r]);
+        free(x->waiting);
+        x->nres = 0;
+        if (!(x->waiting = mc_calloc((size_t)nres, sizeof *x->waiting)))
+            return MC_ERR_NOMEM;
+        x->nres = nres;
+    }
+    for (int64_t r = 0; r < nres; r++)
+        mc_queue_clear(&x->waiting[r]);
+    mc_events_clear(&x->events);
+    return MC_OK;
+}
+
+mc_status_t mc_plan_simulate_reusing(const mc_plan_t *plan, double limit, mc_sim_scratch_t *scratch,
+                                     double *seconds)
+{
+    mc_sim_scratch_t own = {0};
+    mc_sim_scratch_t *x = scratch ? scratch : &own;
     int64_t ndev = mc_topology_devices(plan->topo), nhost = mc_topology_hosts(plan->topo);
     int64_t nres = 2 * ndev + 2 * nhost * mc_topology_nic_ports(plan->topo);
     /* the floor is compared with a margin for the rounding of the work sums */
@@ -538,15 +627,18 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
     if (nres > INT32_MAX || plan->nedges > INT32_MAX || plan->nflows > INT32_MAX ||
         most_chunks > INT32_MAX)
         return mc_error(MC_ERR_INVALID, "plan too large to simulate");
-    /* malloc: build_edges writes every field of each flow and edge, and children up to their
-     * count (the largest arrays: glibc hands back the last simulation's memory, which calloc
-     * would clear first, 6% of some plans' instructions); edges aligned to cache lines, two
-     * to a line */
-    size_t edge_bytes = ((size_t)plan->nedges + 1) * sizeof *s.edges;
-    s.flows = malloc(((size_t)plan->nflows + 1) * sizeof *s.flows);
-    s.edges = aligned_alloc(64, (edge_bytes + 63) / 64 * 64);
-    s.children = malloc(((size_t)plan->nedges + 1) * sizeof *s.children);
-    s.waiting = mc_calloc((size_t)nres, sizeof *s.waiting);
+    /* the largest arrays uncleared: build_edges writes every field of each flow and edge,
+     * and children up to their count (calloc would clear them first, 6% of some plans'
+     * instructions) */
+    if (scratch_fit(x, plan->nflows, plan->nedges, nres)) {
+        st = mc_error(MC_ERR_NOMEM, "out of memory simulating the plan");
+        goto out;
+    }
+    s.flows = x->flows;
+    s.edges = x->edges;
+    s.children = x->children;
+    s.waiting = x->waiting;
+    s.events = &x->events;
     s.free_at = mc_calloc((size_t)nres, sizeof *s.free_at);
     s.busy = mc_calloc((size_t)nres, 1);
     s.host_free = mc_calloc((size_t)nhost, sizeof *s.host_free);
@@ -555,8 +647,7 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
     s.inv_host = host_bw > 0 ? 1.0 / host_bw : 0;
     s.inv_machine = plan->topo->machine_bw > 0 ? 1.0 / plan->topo->machine_bw : 0;
     s.machine_msg = plan->topo->machine_msg_s;
-    if (!s.flows || !s.edges || !s.children || !s.waiting || !s.free_at || !s.busy ||
-        !s.host_free || !s.work) {
+    if (!s.free_at || !s.busy || !s.host_free || !s.work) {
         st = mc_error(MC_ERR_NOMEM, "out of memory simulating the plan");
         goto out;
     }
@@ -576,9 +667,9 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
     for (int64_t r = 0; r < nres && !s.stopped; r++)
         if ((st = try_start(&s, r, 0.0)))
             goto out;
-    for (int64_t count = 1; s.events.n > 0 && !s.stopped; count++) {
+    for (int64_t count = 1; s.events->n > 0 && !s.stopped; count++) {
         mc_event_t ev;
-        if ((st = mc_events_pop(&s.events, &ev)))
+        if ((st = mc_events_pop(s.events, &ev)))
             goto out;
         if (count % CHECK_EVERY == 0 && s.limit < INFINITY)
             stop_check(&s, nres, ev.t);
@@ -609,13 +700,8 @@ mc_status_t mc_plan_simulate_within(const mc_plan_t *plan, double limit, double 
     if (*seconds > 0) /* a reshard's fixed cost, once whatever its hops */
         *seconds += plan->topo->reshard_s;
 out:
-    for (int64_t r = 0; s.waiting && r < nres; r++)
-        mc_queue_free(&s.waiting[r]);
-    mc_events_free(&s.events);
-    free(s.flows);
-    free(s.edges);
-    free(s.children);
-    free(s.waiting);
+    if (!scratch)
+        scratch_clear(&own);
     free(s.free_at);
     free(s.busy);
     free(s.host_free);

@@ -852,6 +852,7 @@ typedef struct {
      * pages are mapped already, where arrays taken afresh fault one per 4 KiB (a plan of
      * 20,000 flows of 176 bytes: 3.4 MiB per candidate) */
     mc_plan_t spare;
+    mc_sim_scratch_t *sim; /* the simulator's arrays, reused by every simulation */
 } best_t;
 
 /* The work budget a candidate may draw on, given the plan's bound (stats.lower_bound_s) */
@@ -983,8 +984,8 @@ static mc_status_t screen_fill(const mc_plan_t *plan, const int64_t *own, double
  * half of the chunk transfers (screening would then cost about a full simulation, so the plan
  * is simulated in full at once). With gain, *gain gets screen_fill's gain when not exact, and
  * the simulation runs that much past limit. */
-static mc_status_t screen(mc_plan_t *plan, double limit, double limit_exact, double *seconds,
-                          int *exact, double *gain)
+static mc_status_t screen(mc_plan_t *plan, double limit, double limit_exact, mc_sim_scratch_t *sim,
+                          double *seconds, int *exact, double *gain)
 {
     int64_t elem = plan->pieces->elem_size;
     int64_t *saved = mc_calloc((size_t)plan->nflows + 1, sizeof *saved);
@@ -1008,7 +1009,7 @@ static mc_status_t screen(mc_plan_t *plan, double limit, double limit_exact, dou
     if (gain)
         *gain = more;
     if (!s)
-        s = mc_plan_simulate_within(plan, *exact ? limit_exact : limit + more, seconds);
+        s = mc_plan_simulate_reusing(plan, *exact ? limit_exact : limit + more, sim, seconds);
     for (int64_t i = 0; i < plan->nflows; i++)
         plan->flows[i].chunk_bytes = saved[i];
     free(saved);
@@ -1049,7 +1050,7 @@ static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
     limit = limit > best->full ? limit : best->full;
     limit_exact = limit_exact > best->full ? limit_exact : best->full;
     double gain = 0;
-    if (!(s = screen(cand, limit, limit_exact, &screened, &exact, &gain))) {
+    if (!(s = screen(cand, limit, limit_exact, best->sim, &screened, &exact, &gain))) {
         best->last = screened;
         best->last_floor = screened > (exact ? limit_exact : limit + gain);
     }
@@ -1060,7 +1061,7 @@ static mc_status_t judge(mc_plan_t *cand, best_t *best, int *keep)
     if (exact)
         full = screened;
     else
-        s = mc_plan_simulate_within(cand, best->full, &full);
+        s = mc_plan_simulate_reusing(cand, best->full, best->sim, &full);
     if (!s && full < best->full) {
         best->full = full;
         best->full_floor = floor;
@@ -1336,13 +1337,15 @@ static void adopt(mc_plan_t *plan, mc_plan_t *alt)
 /* A floor of host scatter variant a's estimate, or a number above limit: its skeleton's
  * estimate (nic_skeleton), simulated within limit, or the plan's floor where the skeleton
  * keeps more than half the edges (its simulation would save too little). */
-static mc_status_t variant_floor(const mc_plan_t *a, double limit, double *floor)
+static mc_status_t variant_floor(const mc_plan_t *a, double limit, mc_sim_scratch_t *sim,
+                                 double *floor)
 {
     mc_plan_t skeleton;
     mc_status_t s = nic_skeleton(a, &skeleton);
     if (!s)
-        s = 2 * skeleton.nedges > a->nedges ? mc_plan_floor(a, floor)
-                                            : mc_plan_simulate_within(&skeleton, limit, floor);
+        s = 2 * skeleton.nedges > a->nedges
+                ? mc_plan_floor(a, floor)
+                : mc_plan_simulate_reusing(&skeleton, limit, sim, floor);
     free(skeleton.flows);
     free(skeleton.edges);
     return s;
@@ -1418,7 +1421,7 @@ static mc_status_t try_cap(mc_plan_t *plan, const mc_plan_t *from, int64_t cap, 
         same = alt.flows[i].chunk_bytes == from->flows[i].chunk_bytes;
     double floor = 0;
     if (!s && !same)
-        s = variant_floor(&alt, best->full, &floor);
+        s = variant_floor(&alt, best->full, best->sim, &floor);
     return settle(plan, &alt, best, s, !same && floor < best->full);
 }
 
@@ -1492,7 +1495,7 @@ static mc_status_t try_host_scatter(mc_plan_t *plan, int64_t cap2, double delive
         else if (!(s = build(&alt[v], POLICY_HOST_SCATTER + N * even + v, deliveries)) &&
                  !(s = mc_plan_set_chunks(&alt[v])) &&
                  !(dup[v] = even && mc_stripes_outer(&alt[v])))
-            s = variant_floor(&alt[v], best->full, &floor[v]);
+            s = variant_floor(&alt[v], best->full, best->sim, &floor[v]);
     if (!s && !even && !best->uneven)
         best->uneven = mc_stripes_uneven(&alt[0]);
     for (int i = 1; i < N; i++) /* insertion sort by floor: the likeliest winner first */
@@ -1515,13 +1518,14 @@ static mc_status_t try_host_scatter(mc_plan_t *plan, int64_t cap2, double delive
 
 /* A first-round candidate's screened estimate again, when its first simulation stopped at a
  * floor below limit: exact if at most limit, else above it (the second round asks only that). */
-static mc_status_t screen_again(const mc_plan_t *plan, int policy, double limit, double *seconds)
+static mc_status_t screen_again(const mc_plan_t *plan, int policy, double limit,
+                                mc_sim_scratch_t *sim, double *seconds)
 {
     mc_plan_t alt = candidate(plan, 0);
     int built = 1, exact = 0;
     mc_status_t s = build_policy(&alt, policy, &built);
     if (!s && built && !(s = mc_plan_set_chunks(&alt)))
-        s = screen(&alt, limit, limit, seconds, &exact, NULL);
+        s = screen(&alt, limit, limit, sim, seconds, &exact, NULL);
     free(alt.flows);
     free(alt.edges);
     return s;
@@ -1546,7 +1550,7 @@ static mc_status_t try_smaller_chunks(mc_plan_t *plan, best_t *best)
             break;
         for (int64_t i = 0; i < plan->nflows; i++)
             after += plan->flows[i].chunk_bytes;
-        if (after == before || (s = mc_plan_simulate_within(plan, best->full, &t)) ||
+        if (after == before || (s = mc_plan_simulate_reusing(plan, best->full, best->sim, &t)) ||
             t >= best->full)
             break; /* at the least chunk already, or no faster */
         best->full = t;
@@ -1584,7 +1588,7 @@ static mc_status_t try_chunk_cap(mc_plan_t *plan, best_t *best)
         plan->chunk_cap = cap;
         if ((s = mc_plan_set_chunks(plan)) || chunk_sum(plan) == before)
             continue; /* no flow had chunks above the cap: try the next */
-        if ((s = mc_plan_simulate_within(plan, best->full, &t)) || t >= best->full)
+        if ((s = mc_plan_simulate_reusing(plan, best->full, best->sim, &t)) || t >= best->full)
             continue;
         best->full = t;
         best->full_floor = -1; /* a plan not judged: its floor is not known */
@@ -1617,7 +1621,7 @@ static mc_status_t try_order(mc_plan_t *plan, int maximum, best_t *best)
     mc_status_t s = spare_copy(plan, plan, plan->chunk_cap, best, &alt);
     if (!s && !(s = maximum < 2 ? mc_plan_order_matchings(&alt, maximum, NULL)
                                 : mc_plan_order_bytes(&alt)))
-        s = mc_plan_simulate_within(&alt, best->full, &t);
+        s = mc_plan_simulate_reusing(&alt, best->full, best->sim, &t);
     if (!s && t < best->full) {
         adopt(plan, &alt);
         best->full = t;
@@ -1666,7 +1670,7 @@ static mc_status_t try_equal_stripes(mc_plan_t *plan, best_t *best)
         double t = 0;
         if (!(s = mc_plan_stripes_equal(plan, size, HOST_SCATTER_DELIVERIES, &alt, &built)) &&
             built && !(s = mc_plan_set_chunks(&alt)) &&
-            !(s = mc_plan_simulate_within(&alt, best->full, &t)) && t < best->full) {
+            !(s = mc_plan_simulate_reusing(&alt, best->full, best->sim, &t)) && t < best->full) {
             best->full = t;
             best->full_floor = -1; /* a plan not judged: its floor is not known */
             adopt(plan, &alt);     /* alt now holds the old flows */
@@ -1798,7 +1802,7 @@ static mc_status_t try_more_chunks(mc_plan_t *plan, best_t *best)
         double full = 0, capped = 0;
         transfers(plan, &full, &capped);
         best->work += full;
-        s = mc_plan_simulate_within(plan, best->full, &t);
+        s = mc_plan_simulate_reusing(plan, best->full, best->sim, &t);
         if (!s && t < best->full) {
             best->full = t;
             best->full_floor = -1;
@@ -1823,6 +1827,8 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     best_t best = {.screened = INFINITY, .full = INFINITY, .full_floor = -1};
     int keep;
     mc_status_t s = MC_OK;
+    if (!(best.sim = mc_sim_scratch_new()))
+        return mc_error(MC_ERR_NOMEM, "out of memory planning");
     if (plan->pieces->naddends > 1) {
         /* a reduction: naive, reduce-scatter flat or by host, each with and without host
          * pre-combining, and pre-combined with one stripe per host (avg never pre-combines:
@@ -1835,6 +1841,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         plan->stats.estimate_s = best.full;
         free(best.spare.flows);
         free(best.spare.edges);
+        mc_sim_scratch_free(best.sim);
         return s;
     }
     best.least = least_transfers(plan);
@@ -1914,7 +1921,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     for (int policy = POLICY_PER_HOLDER; policy <= last && !s && refine; policy++) {
         if (floor_only[policy] && !best.capless[policy] &&
             first[policy] <= SECOND_SLACK * best.full)
-            s = screen_again(plan, policy, SECOND_SLACK * best.full, &first[policy]);
+            s = screen_again(plan, policy, SECOND_SLACK * best.full, best.sim, &first[policy]);
         if (!s && first[policy] <= SECOND_SLACK * best.full)
             s = try_policy(plan, policy, SECOND_CAP, &best);
     }
@@ -2045,5 +2052,6 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     plan->stats.estimate_s = best.full;
     free(best.spare.flows);
     free(best.spare.edges);
+    mc_sim_scratch_free(best.sim);
     return s;
 }

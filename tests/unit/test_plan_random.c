@@ -8,7 +8,8 @@
  * must carry into each host at least the bytes that host needs and holds nowhere, and
  * mc_plan_floor (by which meshcast skips candidates) never exceeds the estimate, nor does
  * mc_plan_simulate_within's floor (by which it stops a candidate's simulation early), which
- * must exceed its limit, while within the limit it returns the estimate itself.
+ * must exceed its limit, while within the limit it returns the estimate itself, the same
+ * with the arrays of the simulations before it (mc_plan_simulate_reusing).
  * Failures print the seed, the case and the strategy; MC_TEST_SEED=N runs one case. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,6 +47,8 @@ typedef struct {
 } oracle_t;
 
 static int failures, quiet;
+/* the simulator's arrays, shared by every simulation of every case */
+static mc_sim_scratch_t *scratch;
 
 static void report(const rc_case_t *c, const char *strategy, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -370,6 +373,13 @@ static void run_case(uint64_t seed, int64_t *nplans)
             if (full <= limit ? part != full : !(part > limit && part <= full * (1 + 1e-12)))
                 report(&c, strategies[k], "within %.17g s: %.17g s, the estimate %.17g s", limit,
                        part, full);
+            /* with the arrays of every earlier simulation (other sizes, other topologies),
+             * as meshcast's candidates are simulated: the same result */
+            double reused = -1;
+            assert_int_equal(mc_plan_simulate_reusing(plan, limit, scratch, &reused), MC_OK);
+            if (reused != part)
+                report(&c, strategies[k], "within %.17g s reusing arrays: %.17g s, not %.17g s",
+                       limit, reused, part);
         }
         if (st.lower_bound_s != bound)
             report(&c, strategies[k], "plan's lower bound %.17g != mc_lower_bound %.17g",
@@ -396,8 +406,11 @@ static void test_random_cases(void **state)
         ncases = 1;
     }
     failures = 0;
+    assert_non_null(scratch = mc_sim_scratch_new());
     for (int64_t i = 0; i < ncases; i++)
         run_case(first + (uint64_t)i, &nplans);
+    mc_sim_scratch_free(scratch);
+    scratch = NULL;
     if (failures)
         fail_msg("%d failures over %lld cases (first %d printed; rerun one with MC_TEST_SEED=N)",
                  failures, (long long)ncases, MAX_REPORTS);
