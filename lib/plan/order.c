@@ -105,7 +105,7 @@ mc_status_t mc_plan_permute_flows(mc_plan_t *plan, const int64_t *index)
      * of them taken afresh per candidate faulted a page per 4 KiB: a fifth of some plans'
      * time): the edges from a copy, the flows along the permutation's cycles */
     int64_t n = plan->nflows, nedges = 0;
-    mc_edge_t *old = malloc(((size_t)plan->nedges + 1) * sizeof *old);
+    mc_edge_t *old = mc_malloc((size_t)plan->nedges + 1, sizeof *old);
     char *done = mc_calloc((size_t)n + 1, 1);
     if (!old || !done) {
         free(old);

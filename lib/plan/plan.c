@@ -88,6 +88,7 @@ mc_status_t mc_plan_reserve(mc_plan_t *plan, int64_t flows, int64_t edges)
             return mc_error(MC_ERR_NOMEM, "out of memory growing the plan's flows");
         if (!plan->nflows)
             free(plan->flows);
+        mc_advise_huge(f, (size_t)flows * sizeof *f);
         plan->flows = f;
         plan->flows_cap = flows;
     }
@@ -98,6 +99,7 @@ mc_status_t mc_plan_reserve(mc_plan_t *plan, int64_t flows, int64_t edges)
             return mc_error(MC_ERR_NOMEM, "out of memory growing the plan's edges");
         if (!plan->nedges)
             free(plan->edges);
+        mc_advise_huge(e, (size_t)edges * sizeof *e);
         plan->edges = e;
         plan->edges_cap = edges;
     }

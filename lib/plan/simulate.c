@@ -357,7 +357,7 @@ static mc_status_t build_joins(sim_t *s)
         return MC_OK;                                            /* no reduction: no combines */
     int64_t *join_of = mc_calloc((size_t)ndev, sizeof *join_of); /* join + 1, this flow */
     int64_t *stamp = mc_calloc((size_t)ndev, sizeof *stamp);
-    s->join = malloc(((size_t)plan->nedges + 1) * sizeof *s->join);
+    s->join = mc_malloc((size_t)plan->nedges + 1, sizeof *s->join);
     s->arrived = mc_calloc((size_t)plan->nedges + 1, sizeof *s->arrived);
     s->fed = mc_calloc((size_t)plan->nedges + 1, 1);
     mc_status_t st = MC_OK;
@@ -576,7 +576,7 @@ static mc_status_t scratch_fit(mc_sim_scratch_t *x, int64_t nflows, int64_t nedg
     if (nflows + 1 > x->flows_cap) {
         free(x->flows);
         x->flows_cap = 2 * (nflows + 1);
-        if (!(x->flows = malloc((size_t)x->flows_cap * sizeof *x->flows))) {
+        if (!(x->flows = mc_malloc((size_t)x->flows_cap, sizeof *x->flows))) {
             x->flows_cap = 0;
             return MC_ERR_NOMEM;
         }
@@ -589,10 +589,11 @@ static mc_status_t scratch_fit(mc_sim_scratch_t *x, int64_t nflows, int64_t nedg
         x->edges_cap = 2 * (nedges + 1);
         size_t bytes = (size_t)x->edges_cap * sizeof *x->edges;
         if (!(x->edges = aligned_alloc(64, (bytes + 63) / 64 * 64)) ||
-            !(x->children = malloc((size_t)x->edges_cap * sizeof *x->children))) {
+            !(x->children = mc_malloc((size_t)x->edges_cap, sizeof *x->children))) {
             x->edges_cap = 0;
             return MC_ERR_NOMEM;
         }
+        mc_advise_huge(x->edges, bytes);
     }
     if (nres != x->nres) {
         for (int64_t r = 0; x->waiting && r < x->nres; r++)

@@ -1,17 +1,48 @@
 /* Small helpers: checked allocation, clock, number and id-list parsing. */
-#define _POSIX_C_SOURCE 200809L
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
+#include <unistd.h>
 #include "util.h"
+
+void mc_advise_huge(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+    if (!p || bytes < MC_HUGE_BYTES)
+        return;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t lo = ((uintptr_t)p + page - 1) / page * page,
+              hi = ((uintptr_t)p + bytes) / page * page;
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE); /* advice: failure changes nothing */
+#else
+    (void)p;
+    (void)bytes;
+#endif
+}
+
+void *mc_malloc(size_t n, size_t size)
+{
+    size_t bytes;
+    void *p = __builtin_mul_overflow(n ? n : 1, size ? size : 1, &bytes) ? NULL : malloc(bytes);
+    if (!p)
+        mc_error(MC_ERR_NOMEM, "out of memory allocating %zu x %zu bytes", n, size);
+    else
+        mc_advise_huge(p, bytes);
+    return p;
+}
 
 void *mc_calloc(size_t n, size_t size)
 {
     void *p = calloc(n ? n : 1, size ? size : 1);
     if (!p)
         mc_error(MC_ERR_NOMEM, "out of memory allocating %zu x %zu bytes", n, size);
+    else
+        mc_advise_huge(p, n * size);
     return p;
 }
 
@@ -32,6 +63,7 @@ mc_status_t mc_grow(void **items, int64_t *cap, int64_t n, size_t elem_size, int
     void *p = realloc(*items, (size_t)grown * elem_size);
     if (!p)
         return mc_error(MC_ERR_NOMEM, "out of memory growing %s", what);
+    mc_advise_huge(p, (size_t)grown * elem_size);
     *items = p;
     *cap = grown;
     return MC_OK;

@@ -25,8 +25,8 @@ void mc_sort_keys(mc_sort_key_t *keys, mc_sort_key_t *tmp, int64_t n)
 mc_status_t mc_sort_by_key(void *items, int64_t n, size_t size,
                            uint64_t (*key)(const void *item, const void *ctx), const void *ctx)
 {
-    mc_sort_key_t *keys = malloc(2 * ((size_t)n + 1) * sizeof *keys);
-    char *copy = malloc(((size_t)n + 1) * size), *at = items;
+    mc_sort_key_t *keys = mc_malloc(2 * ((size_t)n + 1), sizeof *keys);
+    char *copy = mc_malloc((size_t)n + 1, size), *at = items;
     if (!keys || !copy) {
         free(keys);
         free(copy);

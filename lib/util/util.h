@@ -24,13 +24,21 @@ static inline int mc_add_i64(int64_t a, int64_t b, int64_t *out)
     return __builtin_add_overflow(a, b, out);
 }
 
-/* calloc that sets MC_ERR_NOMEM as the last error on failure (n*size overflow checked). */
+/* Asks the kernel to back [p, p + bytes) with transparent huge pages when bytes is at least
+ * MC_HUGE_BYTES (advice only: ignored where THP is off or unsupported). The planner's arrays
+ * of millions of flows and edges otherwise take a page fault per 4 KiB on first touch, up to
+ * half of a large plan's time (docs/planning.md, "Planning speed"). */
+#define MC_HUGE_BYTES ((size_t)4 << 20)
+void mc_advise_huge(void *p, size_t bytes);
+/* calloc and malloc of n * size bytes that set MC_ERR_NOMEM as the last error on failure
+ * (n*size overflow checked), and mc_advise_huge what they return. */
 void *mc_calloc(size_t n, size_t size);
+void *mc_malloc(size_t n, size_t size);
 char *mc_strdup(const char *s);
 
 /* Makes room for one more element in a growing array *items of *cap elements holding n:
- * doubles the capacity (from first_cap) when full. Sets MC_ERR_NOMEM, naming what, on
- * failure (the array is left as it was). */
+ * doubles the capacity (from first_cap) when full (mc_advise_huge on the grown array). Sets
+ * MC_ERR_NOMEM, naming what, on failure (the array is left as it was). */
 mc_status_t mc_grow(void **items, int64_t *cap, int64_t n, size_t elem_size, int64_t first_cap,
                     const char *what);
 
