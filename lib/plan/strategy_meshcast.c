@@ -1665,7 +1665,7 @@ static mc_status_t try_equal_stripes(mc_plan_t *plan, best_t *best)
     double size = mc_stripes_equal_size(plan, EQUAL_SHARE);
     mc_status_t s = MC_OK;
     for (int i = 0; i < EQUAL_SIZES && !s; i++, size /= 2) {
-        mc_plan_t alt = candidate(plan, plan->chunk_cap);
+        mc_plan_t alt = spare_candidate(plan, plan->chunk_cap, best);
         int built = 0;
         double t = 0;
         if (!(s = mc_plan_stripes_equal(plan, size, HOST_SCATTER_DELIVERIES, &alt, &built)) &&
@@ -1675,8 +1675,7 @@ static mc_status_t try_equal_stripes(mc_plan_t *plan, best_t *best)
             best->full_floor = -1; /* a plan not judged: its floor is not known */
             adopt(plan, &alt);     /* alt now holds the old flows */
         }
-        free(alt.flows);
-        free(alt.edges);
+        spare_keep(best, &alt);
     }
     return s;
 }
