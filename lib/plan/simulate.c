@@ -547,16 +547,24 @@ mc_sim_scratch_t *mc_sim_scratch_new(void)
     return mc_calloc(1, sizeof(mc_sim_scratch_t));
 }
 
-/* Frees the scratch's arrays, leaving it empty. */
-static void scratch_clear(mc_sim_scratch_t *x)
+/* Frees the scratch's port queues. */
+static void waiting_free(mc_sim_scratch_t *x)
 {
     for (int64_t r = 0; x->waiting && r < x->nres; r++)
         mc_queue_free(&x->waiting[r]);
+    free(x->waiting);
+    x->waiting = NULL;
+    x->nres = 0;
+}
+
+/* Frees the scratch's arrays, leaving it empty. */
+static void scratch_clear(mc_sim_scratch_t *x)
+{
+    waiting_free(x);
     mc_events_free(&x->events);
     free(x->flows);
     free(x->edges);
     free(x->children);
-    free(x->waiting);
     memset(x, 0, sizeof *x);
 }
 
@@ -596,10 +604,7 @@ static mc_status_t scratch_fit(mc_sim_scratch_t *x, int64_t nflows, int64_t nedg
         mc_advise_huge(x->edges, bytes);
     }
     if (nres != x->nres) {
-        for (int64_t r = 0; x->waiting && r < x->nres; r++)
-            mc_queue_free(&x->waiting[r]);
-        free(x->waiting);
-        x->nres = 0;
+        waiting_free(x);
         if (!(x->waiting = mc_calloc((size_t)nres, sizeof *x->waiting)))
             return MC_ERR_NOMEM;
         x->nres = nres;

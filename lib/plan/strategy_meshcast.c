@@ -1760,7 +1760,8 @@ static mc_status_t try_local_stars(mc_plan_t *plan, best_t *best)
                    .work = best->work,
                    .least = best->least,
                    /* the kept plan's budget, not one its slack would raise */
-                   .rescue = work_budget(plan, best) > WORK_BUDGET};
+                   .rescue = work_budget(plan, best) > WORK_BUDGET,
+                   .sim = best->sim};
     mc_plan_t alt = candidate(plan, LEAST_CAP);
     mc_status_t s = MC_OK;
     for (int policy = POLICY_SCATTER_STAR_LOCAL; policy <= POLICY_SCATTER_STAR_LOCAL_FINE && !s;
