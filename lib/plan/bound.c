@@ -2,6 +2,9 @@
  *   host NIC in:    max_h R_h / B_in(h)                                  + α_nic
  *   rails:          max_h Q_h / (2 B_in(h)) + α_nic + min(α_intra, α_nic), Q_h: bytes h lacks that
  *                   some needer of h gets from no holder on its rail (mc_bound_rails)
+ *   rails out:      E_A ≤ Σ_j B_j·(T − α_nic − [j ∈ U_A]·min(α_intra, α_nic))⁺, E_A: bytes only
+ *                   host A holds that other hosts need, U_A: A's ports on whose rail none of
+ *                   their needers sits (mc_bound_rails_out)
  *   host set out:   max_X E(X) / B_out(X)  (max-closure, parametric min-cut) + α_nic
  *   all NICs:       Σ_h R_h / Σ_h B_out(h)                               + α_nic
  *   device in/out:  R_d ≤ B_intra·(T − α_intra)⁺ + B_in(h(d))·(T − α_nic)⁺, and E_d likewise
@@ -574,6 +577,11 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     }
     /* rails: what reaches a needer from no holder on its rail pays a hop or the spine */
     if ((s = mc_bound_rails(pieces, topo, bin, &t)))
+        goto out;
+    if (t > bound)
+        bound = t;
+    /* rails out: a host's NICs on rails where none of its own bytes is needed pass them late */
+    if ((s = mc_bound_rails_out(pieces, topo, &t)))
         goto out;
     if (t > bound)
         bound = t;

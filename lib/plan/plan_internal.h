@@ -288,6 +288,13 @@ mc_status_t mc_bound_start(mc_relay_item_t *items, const int64_t *off, int64_t n
  * (lib/plan/bound_rails.c). */
 mc_status_t mc_bound_rails(const mc_pieces_t *pieces, const mc_topology_t *topo, const double *bin,
                            double *seconds);
+/* The rails-out term: max over hosts A of the least T with E_A <= Σ_j B_j·(T − α_nic −
+ * [j ∈ U_A]·min(α_intra, α_nic))⁺, E_A the bytes only A holds that other hosts need and U_A
+ * A's NIC ports on whose rail none of their needers sits (those bytes land on a device that
+ * passes them on, or cross the spine); 0 unless topo is rail-optimized, and for partial
+ * sources (lib/plan/bound_rails_out.c). */
+mc_status_t mc_bound_rails_out(const mc_pieces_t *pieces, const mc_topology_t *topo,
+                               double *seconds);
 
 /* Membership tests on a piece's sorted holder / needer lists. */
 int mc_piece_needs(const mc_piece_t *p, int64_t device);
