@@ -1,4 +1,4 @@
-/* The rails-out term of the lower bound (docs/planning.md, "The rails terms"): on a
+/* The rails-out term of the lower bound (docs/planning.md, "The rails-out term"): on a
  * rail-optimized cluster a host whose own bytes are needed only on some rails can use its
  * NICs on the other rails for them only at a cost in latency.
  *
@@ -19,15 +19,6 @@
 #include "plan_internal.h"
 #include "topology/topology_internal.h"
 #include "util/util.h"
-
-/* The least t with bytes <= n_direct·rate·t⁺ + n_late·rate·(t − late)⁺. */
-static double staggered(double bytes, double rate, int64_t n_direct, int64_t n_late, double late)
-{
-    if (n_direct > 0 && bytes <= (double)n_direct * rate * late)
-        return bytes / ((double)n_direct * rate);
-    /* past `late` every port passes: bytes = (n_direct + n_late)·rate·t − n_late·rate·late */
-    return (bytes + (double)n_late * rate * late) / ((double)(n_direct + n_late) * rate);
-}
 
 mc_status_t mc_bound_rails_out(const mc_pieces_t *pieces, const mc_topology_t *topo,
                                double *seconds)
@@ -85,9 +76,11 @@ mc_status_t mc_bound_rails_out(const mc_pieces_t *pieces, const mc_topology_t *t
             direct += port[a * ports + j] == 3;
             late += port[a * ports + j] == 1;
         }
-        if (own[a] <= 0 || unmapped[a] || rate <= 0 || direct + late == 0)
+        if (unmapped[a])
             continue;
-        double t = nic.latency + staggered(own[a], rate, direct, late, delta);
+        /* the direct ports pass from the start, the others δ late (0: nothing to send) */
+        double t = mc_bound_paths(own[a], (double)direct * rate, nic.latency, (double)late * rate,
+                                  nic.latency + delta);
         *seconds = t > *seconds ? t : *seconds;
     }
     free(own);
