@@ -65,6 +65,26 @@ mc_status_t mc_fan_out_star(mc_plan_t *plan, mc_loads_t *loads, const int64_t *n
 int64_t mc_addend_sender(const mc_topology_t *topo, const mc_piece_t *p, int64_t a, int64_t to,
                          const mc_loads_t *loads);
 
+/* A NIC crossing of a rail-stripe build (strategy_meshcast.c's rail_route), as
+ * mc_rails_rebalance sees it: its hosts, its bytes, the NIC it takes, and per NIC of the
+ * host (bit n: NIC n, at most 64) whether it may take it and whether doing so costs a hop
+ * over the host's links before the crossing (to the device on that NIC) or after it (from
+ * the device that NIC delivers to on to the needer). */
+typedef struct {
+    int64_t from_host, to_host;
+    double bytes;
+    uint64_t usable, hop_send, hop_recv;
+    int nic;
+} mc_rail_crossing_t;
+
+/* Moves crossings xs[0..n) to other NICs of their hosts while the α–β model sees one end
+ * sooner there, every crossing's bytes counted on its NICs (nic_send and nic_recv, per
+ * cost-model NIC port, the build's final loads, kept up to date): a greedy build chooses each
+ * NIC knowing only the crossings before it (lib/plan/rails_rebalance.c). Returns how many
+ * moves it made, or 0 where they bring the latest crossing's end less than 1% sooner. */
+int64_t mc_rails_rebalance(const mc_topology_t *topo, mc_rail_crossing_t *xs, int64_t n,
+                           double *nic_send, double *nic_recv);
+
 /* The most holders or needers of any piece (at least 1): how many host runs a piece can need. */
 int64_t mc_pieces_most_devices(const mc_pieces_t *pieces);
 

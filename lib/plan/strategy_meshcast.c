@@ -86,11 +86,13 @@
 #define LB_ORDER_MAX_PIECES_PER_NIC 32768
 
 enum {
-    POLICY_PER_HOLDER,      /* one stripe per holder device */
-    POLICY_PER_NEEDER,      /* and at least one per needer of the widest needing host */
-    POLICY_FINE,            /* the same with stripes >= FINE_STRIPE_BYTES */
-    POLICY_RAILS,           /* the same, at least a stripe per NIC, each crossing on its own rail */
-    POLICY_RAILS_CROSSING,  /* the same, a piece that crosses no host with per-needer stripes */
+    POLICY_PER_HOLDER,     /* one stripe per holder device */
+    POLICY_PER_NEEDER,     /* and at least one per needer of the widest needing host */
+    POLICY_FINE,           /* the same with stripes >= FINE_STRIPE_BYTES */
+    POLICY_RAILS,          /* the same, at least a stripe per NIC, each crossing on its own rail */
+    POLICY_RAILS_CROSSING, /* the same, a piece that crosses no host with per-needer stripes */
+    POLICY_RAILS_BALANCED, /* the two again, the crossings rebalanced (rails_rebalance.c) */
+    POLICY_RAILS_CROSSING_BALANCED,
     POLICY_MULTIPATH,       /* per needer, and hosts that hold a stripe may take it over the NIC */
     POLICY_SCATTER,         /* per needer of the widest host, holders' hosts too, small stripes */
     POLICY_DIRECT,          /* no stripes, no relays: each needer straight from a holder */
@@ -148,6 +150,12 @@ typedef struct {
     int rails;        /* rail stripes: a stripe per NIC, each crossing on the NICs free
                          first, relayed over the hosts' links (rail_route); 2: only for the
                          pieces that cross hosts */
+    /* rails: each crossing rail_route chose, in build order (mc_rails_rebalance); with
+     * forced, rail_route takes the NIC of the next one instead of choosing */
+    mc_rail_crossing_t *cross;
+    int64_t ncross, cross_cap, nforced;
+    int forced;
+    int rebalance; /* rails: build again with the crossings rebalanced */
 } ctx_t;
 
 /* Sender for the next host crossing of a stripe: among the holder hosts (ready at 0) and
@@ -279,22 +287,45 @@ static mc_status_t rail_route(ctx_t *c, const mc_piece_t *p, int64_t from, int64
     mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
     double inv = mc_topology_nic_port_seconds_per_byte(topo),
            hop = intra.latency + bytes / intra.bandwidth, best_t = INFINITY;
+    int nics = mc_topology_nics_per_host(topo);
+    mc_rail_crossing_t x = {.from_host = mc_host_of(topo, from),
+                            .to_host = mc_host_of(topo, *to),
+                            .bytes = bytes,
+                            .nic = -1};
+    /* rebalanced: the NIC of this crossing's record, if it is still the same crossing */
+    const mc_rail_crossing_t *was =
+        c->forced && c->nforced < c->ncross ? &c->cross[c->nforced++] : NULL;
+    int want = was && was->from_host == x.from_host && was->to_host == x.to_host ? was->nic : -1;
     *send = from;
     *in = *to;
-    for (int nic = 0; nic < mc_topology_nics_per_host(topo); nic++) {
+    for (int nic = 0; nic < nics; nic++) {
         int64_t sd = device_on_nic(c, from, nic), rd = device_on_nic(c, *to, nic);
         if (sd < 0 || rd < 0)
             continue;
-        int has = sd == from || has_stripe(c, p, sd);
+        int has = sd == from || has_stripe(c, p, sd), needs = mc_piece_needs(p, rd);
         double t_send = c->loads.nic_send[mc_topology_nic_port(topo, sd)] * inv + (has ? 0 : hop);
         double t_recv = c->loads.nic_recv[mc_topology_nic_port(topo, rd)] * inv;
         /* sd and rd share rail nic: no spine latency */
-        double t = fmax(t_send, t_recv) + (mc_piece_needs(p, rd) ? 0 : hop);
-        if (t < best_t) {
-            best_t = t;
+        double t = fmax(t_send, t_recv) + (needs ? 0 : hop);
+        if (nic < 64) {
+            x.usable |= 1ull << nic;
+            x.hop_send |= (uint64_t)!has << nic;
+            x.hop_recv |= (uint64_t)!needs << nic;
+        }
+        if (want >= 0 ? nic == want : t < best_t) {
+            best_t = want >= 0 ? -INFINITY : t;
+            x.nic = nic;
             *send = sd;
             *in = rd;
         }
+    }
+    /* recorded for mc_rails_rebalance (up to 64 NICs: its masks) */
+    if (c->rebalance && !c->forced && x.nic >= 0 && nics <= 64) {
+        mc_status_t s = mc_grow((void **)&c->cross, &c->cross_cap, c->ncross, sizeof *c->cross, 256,
+                                "the rail crossings");
+        if (s)
+            return s;
+        c->cross[c->ncross++] = x;
     }
     if (mc_piece_needs(p, *in))
         *to = *in;
@@ -363,7 +394,9 @@ static int rail_stripes(const mc_topology_t *topo, const mc_piece_t *p, int k, i
 /* ctx_t's rails for a policy: 1 rail stripes for every piece, 2 for the crossing ones. */
 static int rails_of(int policy)
 {
-    return policy == POLICY_RAILS ? 1 : policy == POLICY_RAILS_CROSSING ? 2 : 0;
+    return policy == POLICY_RAILS || policy == POLICY_RAILS_BALANCED                     ? 1
+           : policy == POLICY_RAILS_CROSSING || policy == POLICY_RAILS_CROSSING_BALANCED ? 2
+                                                                                         : 0;
 }
 
 /* How many stripes plan_piece cuts piece p into (before mc_box_split caps it by the box),
@@ -589,8 +622,46 @@ static int64_t scatter_least(double total)
                : SCATTER_STRIPE_BYTES;
 }
 
-/* deliveries: host scatter's most (HOST_SCATTER_DELIVERIES, above) */
-static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
+/* Plans every piece that has needers, in the order of by_size (largest first). */
+static mc_status_t plan_pieces(ctx_t *c, int policy, int64_t min_stripe, const int64_t *by_size)
+{
+    const mc_pieces_t *ps = c->plan->pieces;
+    int scatter = policy == POLICY_SCATTER || c->star;
+    mc_status_t s = MC_OK;
+    for (int64_t k = 0; k < ps->npieces && !s; k++)
+        if (ps->pieces[by_size[k]].nneeders > 0)
+            s = policy == POLICY_DIRECT
+                    ? plan_direct(c, by_size[k])
+                    : plan_piece(c, by_size[k], k, policy != POLICY_PER_HOLDER, min_stripe,
+                                 policy == POLICY_MULTIPATH || scatter, scatter,
+                                 policy >= POLICY_HOST_SCATTER
+                                     ? (policy - POLICY_HOST_SCATTER) % 3 + 1
+                                     : 0);
+    return s;
+}
+
+/* The build again from an empty plan and loads, each crossing on the NIC c->cross gives it. */
+static mc_status_t build_again(ctx_t *c, int policy, int64_t min_stripe, const int64_t *by_size)
+{
+    const mc_topology_t *topo = c->plan->topo;
+    int64_t ndev = mc_topology_devices(topo), nhost = mc_topology_hosts(topo);
+    c->plan->nflows = c->plan->nedges = 0;
+    mc_loads_destroy(&c->loads);
+    mc_status_t s = mc_loads_create(topo, &c->loads);
+    if (s)
+        return s;
+    memset(c->relayed, 0, (size_t)ndev * sizeof *c->relayed);
+    memset(c->entry, 0, (size_t)nhost * sizeof *c->entry);
+    memset(c->ready, 0, (size_t)nhost * sizeof *c->ready);
+    c->forced = 1;
+    c->nforced = 0;
+    return plan_pieces(c, policy, min_stripe, by_size);
+}
+
+/* deliveries: host scatter's most (HOST_SCATTER_DELIVERIES, above); *built (if not NULL) is
+ * cleared where the policy would build the plan of another (a balanced rails policy whose
+ * rebalancing moves no crossing) */
+static mc_status_t build(mc_plan_t *plan, int policy, double deliveries, int *built)
 {
     const mc_pieces_t *ps = plan->pieces;
     ctx_t c = {
@@ -609,7 +680,8 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
                          ? STAR_FINE
                          : 1,
         .deep = policy == POLICY_DEEP,
-        .rails = rails_of(policy)};
+        .rails = rails_of(policy),
+        .rebalance = policy == POLICY_RAILS_BALANCED || policy == POLICY_RAILS_CROSSING_BALANCED};
     int64_t most = mc_pieces_most_devices(ps), nhost = mc_topology_hosts(plan->topo),
             *by_size = NULL;
     mc_status_t s = mc_loads_create(plan->topo, &c.loads);
@@ -654,18 +726,20 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries)
     if ((s = reserve(plan, policy == POLICY_DIRECT ? 0 : min_stripe)) ||
         (s = mc_pieces_by_size(ps, &by_size)))
         goto out;
-    for (int64_t k = 0; k < ps->npieces && !s; k++)
-        if (ps->pieces[by_size[k]].nneeders > 0)
-            s = policy == POLICY_DIRECT
-                    ? plan_direct(&c, by_size[k])
-                    : plan_piece(&c, by_size[k], k, policy != POLICY_PER_HOLDER, min_stripe,
-                                 policy == POLICY_MULTIPATH || scatter, scatter,
-                                 policy >= POLICY_HOST_SCATTER
-                                     ? (policy - POLICY_HOST_SCATTER) % 3 + 1
-                                     : 0);
+    s = plan_pieces(&c, policy, min_stripe, by_size);
+    /* balanced rail stripes: their crossings rebalanced with every crossing's bytes known,
+     * and the plan built again on the NICs that gives (docs/planning.md, "Rail rebalancing") */
+    if (!s && c.rebalance) {
+        if (c.ncross > 0 && mc_rails_rebalance(plan->topo, c.cross, c.ncross, c.loads.nic_send,
+                                               c.loads.nic_recv) > 0)
+            s = build_again(&c, policy, min_stripe, by_size);
+        else if (built) /* the rails policy's own plan */
+            *built = 0;
+    }
     if (!s)
         s = mc_plan_order_rounds(plan);
 out:
+    free(c.cross);
     free(by_size);
     free(c.hruns);
     free(c.nruns);
@@ -1304,7 +1378,7 @@ static mc_status_t build_policy(mc_plan_t *alt, int policy, int *built)
         s = mc_strategy_nic_split(alt, policy == POLICY_NIC_SPLIT_PARTS, built);
         break;
     default:
-        s = build(alt, policy, HOST_SCATTER_DELIVERIES);
+        s = build(alt, policy, HOST_SCATTER_DELIVERIES, built);
         break;
     }
     return s;
@@ -1492,7 +1566,7 @@ static mc_status_t try_host_scatter(mc_plan_t *plan, int64_t cap2, double delive
                                        * three variants, so the first tells) */
         if (even && v > 0 && dup[0])
             dup[v] = 1;
-        else if (!(s = build(&alt[v], POLICY_HOST_SCATTER + N * even + v, deliveries)) &&
+        else if (!(s = build(&alt[v], POLICY_HOST_SCATTER + N * even + v, deliveries, NULL)) &&
                  !(s = mc_plan_set_chunks(&alt[v])) &&
                  !(dup[v] = even && mc_stripes_outer(&alt[v])))
             s = variant_floor(&alt[v], best->full, best->sim, &floor[v]);
@@ -1845,10 +1919,11 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         return s;
     }
     best.least = least_transfers(plan);
-    s = build(plan, POLICY_PER_HOLDER, HOST_SCATTER_DELIVERIES);
+    s = build(plan, POLICY_PER_HOLDER, HOST_SCATTER_DELIVERIES, NULL);
     best.work = (double)plan->nflows;
     if (!s && !(s = mc_plan_set_chunks(plan)))
         s = judge(plan, &best, &keep);
+    double per_holder = best.full; /* its estimate: first[] below */
     best.capless[POLICY_PER_HOLDER] = (char)(plan->nedges > MC_PLAN_MAX_CHUNKS);
     /* with a port per NIC, rail stripes next, before the stripe policies whose screenings
      * could spend the work budget first (seed 2's g0049 on dgx-h100-rails, 2 GiB from 7 hosts
@@ -1858,38 +1933,39 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
      * on a 16-NIC rails profile, 2.608 of the bound against 1.226; yet finer intra-host stripes
      * let the PXN hops through, g0025 of the same, 1.048 against 1.012), the latter only where
      * the former won: it costs as much of the work budget again */
-    double rails_last[2] = {INFINITY, INFINITY}, rails_own[2] = {INFINITY, INFINITY},
-           before_rails = best.full;
-    char rails_floor[2] = {0, 0};
+    double first[POLICY_BROADCAST_LB_ORDER + 1], own[POLICY_BROADCAST_LB_ORDER + 1];
+    char floor_only[POLICY_BROADCAST_LB_ORDER + 1] = {0}; /* first[] is only a floor */
+    for (int policy = 0; policy <= POLICY_BROADCAST_LB_ORDER; policy++)
+        first[policy] = own[policy] = INFINITY; /* each candidate's estimate and floor */
+    double before_rails = best.full;
     int rails = !s && rails_differs(plan);
+    /* each rails policy, then its balanced twin (a repeat where no crossing moves: not built) */
     for (int all = 0; all < 2 && rails && !s; all++)
-        if (best.full > 1.001 * plan->stats.lower_bound_s &&
-            (!all || (best.full < before_rails && rails_cut_local(plan))) &&
-            !(s = try_policy(plan, all ? POLICY_RAILS : POLICY_RAILS_CROSSING, 0, &best))) {
-            rails_last[all] = best.last;
-            rails_own[all] = best.cand_floor;
-            rails_floor[all] = (char)best.last_floor;
+        for (int balanced = 0; balanced < 2 && !s; balanced++) {
+            int policy = all ? (balanced ? POLICY_RAILS_BALANCED : POLICY_RAILS)
+                             : (balanced ? POLICY_RAILS_CROSSING_BALANCED : POLICY_RAILS_CROSSING);
+            if (best.full > 1.001 * plan->stats.lower_bound_s &&
+                (!all || (best.full < before_rails && rails_cut_local(plan))) &&
+                !(s = try_policy(plan, policy, 0, &best))) {
+                first[policy] = best.last;
+                own[policy] = best.cand_floor;
+                floor_only[policy] = (char)best.last_floor;
+            }
         }
-    if (!s && per_needer_differs(plan))
-        s = try_policy(plan, POLICY_PER_NEEDER, 0, &best);
+    if (!s && per_needer_differs(plan) && !(s = try_policy(plan, POLICY_PER_NEEDER, 0, &best))) {
+        first[POLICY_PER_NEEDER] = best.last;
+        floor_only[POLICY_PER_NEEDER] = (char)best.last_floor;
+    }
     /* lb_order's rounds grow faster than linearly with the pieces: tried up to a limit */
     int64_t lb_max =
         mc_topology_nic_ports(plan->topo) > 1 ? LB_ORDER_MAX_PIECES_PER_NIC : LB_ORDER_MAX_PIECES;
     int last =
         plan->pieces->npieces <= lb_max ? POLICY_BROADCAST_LB_ORDER : POLICY_BROADCAST_LB_SIZE;
-    double first[POLICY_BROADCAST_LB_ORDER + 1], own[POLICY_BROADCAST_LB_ORDER + 1];
-    first[POLICY_PER_HOLDER] = first[POLICY_PER_NEEDER] = best.full;
-    own[POLICY_PER_HOLDER] = own[POLICY_PER_NEEDER] = INFINITY; /* each candidate's floor */
-    char floor_only[POLICY_BROADCAST_LB_ORDER + 1] = {0};       /* first[] is only a floor */
+    first[POLICY_PER_HOLDER] = per_holder;
     int pairs = single_pairs(plan);
     for (int policy = POLICY_FINE; policy <= last && !s; policy++) {
-        first[policy] = own[policy] = INFINITY;
-        if (policy == POLICY_RAILS || policy == POLICY_RAILS_CROSSING) { /* judged above */
-            first[policy] = rails_last[policy == POLICY_RAILS];
-            own[policy] = rails_own[policy == POLICY_RAILS];
-            floor_only[policy] = rails_floor[policy == POLICY_RAILS];
+        if (rails_of(policy)) /* judged above */
             continue;
-        }
         if (best.full > 1.001 * plan->stats.lower_bound_s &&
             (!pairs || policy < POLICY_LOCAL_ALLGATHER || policy > POLICY_BROADCAST_LB_SIZE) &&
             (policy != POLICY_FINE || fine_differs(plan)) &&

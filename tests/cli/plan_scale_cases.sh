@@ -86,6 +86,14 @@ cases=(
     # rail and a chain inside every host, in the 2^15 chunk transfers' 51 MB chunks, 1 ms per
     # NIC hop (1.283); more chunks within the work budget, 1.060
     "a 16 GiB broadcast along the rails|chunks grown by the chunk cap|1.10|--topology dgx-h100-rails --hosts 19 --dtype bf16 --shape 1048576,8192 --src-mesh 1x8 --src-spec S1R --src-devices 0-7 --dst-mesh 12x8 --dst-spec RR --dst-devices 16-111"
+    # 8 MiB from hosts 0-1 to hosts 2-3 of dgx-h100-rails, each source host's bytes all needed
+    # on half the rails: crossings chosen one at a time swapped rails, one device's stripes on
+    # another rail's NIC and that rail's device's own back the other way with a hop at both
+    # ends (1.260 of the bound); rebalanced with every crossing's bytes known, 1.191
+    "the rail swap|crossings that swapped rails|1.22|--topology dgx-h100-rails --hosts 4 --dtype bf16 --shape 4096,1024 --src-mesh 2x8 --src-spec S1S0 --src-devices 0-15 --dst-mesh 2x8 --dst-spec S0S1 --dst-devices 16-31"
+    # bench --generate --topology dgx-h100-rails, seed 1: a reshard over the same 17 x 8
+    # devices, 16,384 pieces; the same swaps, 1.385 of the bound, rebalanced 1.167
+    "g0154 of seed 1 on dgx-h100-rails|crossings that swapped rails|1.22|--topology dgx-h100-rails --hosts 22 --dtype bf16 --shape 256,512,512 --src-mesh 17x8 --src-spec S0RS1 --src-devices 16-151 --dst-mesh 17x8 --dst-spec RS10R --dst-devices 16-151"
     # bench --generate --topology <16 devices and 16 NICs per host, on rails>, seed 11: a 4 GiB
     # all-to-all inside 9 hosts whose rows are cut unevenly by 9 and 144, so each host's last
     # device needs a sliver of up to 3 MB that the next host's 16 devices hold; per-holder
