@@ -22,6 +22,12 @@
  * dwarf the hops moves gained 0.2-2.7% and no plan did (seed 1's g0032: 1.4%, 70 ms). */
 #define REBALANCE_GAIN 0.05
 
+/* A hop of crossing x over its host's links, as rail_route times it. */
+static double hop_of(const mc_rail_crossing_t *x, mc_link_t intra)
+{
+    return intra.latency + x->bytes / intra.bandwidth;
+}
+
 /* When crossing x ends on NIC n of its hosts, whose ports carry send and recv seconds of
  * bytes (x's own included): the later of the two, after the hop before it, and the hop after. */
 static double end_on(const mc_rail_crossing_t *x, int n, double send, double recv, double hop)
@@ -39,9 +45,8 @@ static double latest(const mc_topology_t *topo, const mc_rail_crossing_t *xs, in
     mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
     for (int64_t i = 0; i < n; i++) {
         const mc_rail_crossing_t *x = &xs[i];
-        double hop = intra.latency + x->bytes / intra.bandwidth;
         t = fmax(t, end_on(x, x->nic, nic_send[x->from_host * ports + x->nic] * inv,
-                           nic_recv[x->to_host * ports + x->nic] * inv, hop));
+                           nic_recv[x->to_host * ports + x->nic] * inv, hop_of(x, intra)));
     }
     return t;
 }
@@ -57,7 +62,7 @@ int64_t mc_rails_rebalance(const mc_topology_t *topo, mc_rail_crossing_t *xs, in
         int64_t moves = 0;
         for (int64_t i = 0; i < n; i++) {
             mc_rail_crossing_t *x = &xs[i];
-            double hop = intra.latency + x->bytes / intra.bandwidth;
+            double hop = hop_of(x, intra);
             double *send = nic_send + x->from_host * ports, *recv = nic_recv + x->to_host * ports;
             double best = end_on(x, x->nic, send[x->nic] * inv, recv[x->nic] * inv, hop);
             int to = x->nic;

@@ -81,7 +81,7 @@ typedef struct {
  * sooner there, every crossing's bytes counted on its NICs (nic_send and nic_recv, per
  * cost-model NIC port, the build's final loads, kept up to date): a greedy build chooses each
  * NIC knowing only the crossings before it (lib/plan/rails_rebalance.c). Returns how many
- * moves it made, or 0 where they bring the latest crossing's end less than 1% sooner. */
+ * moves it made, or 0 where they bring the latest crossing's end less than 5% sooner. */
 int64_t mc_rails_rebalance(const mc_topology_t *topo, mc_rail_crossing_t *xs, int64_t n,
                            double *nic_send, double *nic_recv);
 

@@ -1516,11 +1516,6 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
     best->last_floor = 0;
     if (cap > 0 && best->capless[policy])
         return MC_OK; /* the same plan as its first, judged already */
-    /* balanced rails plans in the first round only: retried at smaller chunks, one won the
-     * 64 KiB round and then kept the later rounds from refining direct sends (seed 1's g0078
-     * on dgx-a100-rails: 1.106 -> 1.323 of the bound) */
-    if (cap > 0 && (policy == POLICY_RAILS_BALANCED || policy == POLICY_RAILS_CROSSING_BALANCED))
-        return MC_OK;
     if (budgeted && best->work + best->least > work_budget(plan, best))
         return MC_OK; /* no plan of it could be judged: not built */
     double flows = 0, edges = 0;
@@ -1944,14 +1939,17 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         first[policy] = own[policy] = INFINITY; /* each candidate's estimate and floor */
     double before_rails = best.full;
     int rails = !s && rails_differs(plan);
-    /* each rails policy, then its balanced twin (a repeat where no crossing moves: not built) */
+    /* each rails policy, then its balanced twin (a repeat where no crossing moves: not built).
+     * The twin's first[] stays infinite, so the chunk rounds never retry it: retried at 64 KiB
+     * chunks one won that round and then kept the later rounds from refining direct sends
+     * (seed 1's g0078 on dgx-a100-rails: 1.106 -> 1.323 of the bound) */
     for (int all = 0; all < 2 && rails && !s; all++)
         for (int balanced = 0; balanced < 2 && !s; balanced++) {
             int policy = all ? (balanced ? POLICY_RAILS_BALANCED : POLICY_RAILS)
                              : (balanced ? POLICY_RAILS_CROSSING_BALANCED : POLICY_RAILS_CROSSING);
             if (best.full > 1.001 * plan->stats.lower_bound_s &&
                 (!all || (best.full < before_rails && rails_cut_local(plan))) &&
-                !(s = try_policy(plan, policy, 0, &best))) {
+                !(s = try_policy(plan, policy, 0, &best)) && !balanced) {
                 first[policy] = best.last;
                 own[policy] = best.cand_floor;
                 floor_only[policy] = (char)best.last_floor;

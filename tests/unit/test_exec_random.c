@@ -4,6 +4,7 @@
  * ranks as threads (the chunk engine over the in-process transport), with chunk sizes from
  * tiny (many chunks, pack/unpack of partial rows) to whole flows. MC_TEST_SEED=N reruns one
  * case. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -267,6 +268,64 @@ static void test_scale_shapes(void **state)
         }
 }
 
+/* A reshard of one f32 tensor between two meshes, with what its layouts are made of. */
+typedef struct {
+    mc_mesh_t *sm, *dm;
+    mc_spec_t *ss, *ds;
+    mc_layout_t *src, *dst;
+} reshard_t;
+
+static void reshard_create(reshard_t *r, int ndim, const int64_t *shape, const char *src_mesh,
+                           const char *src_devices, const char *src_spec, const char *dst_mesh,
+                           const char *dst_devices, const char *dst_spec)
+{
+    *r = (reshard_t){0};
+    assert_int_equal(mc_mesh_parse(src_mesh, src_devices, 0, &r->sm), MC_OK);
+    assert_int_equal(mc_mesh_parse(dst_mesh, dst_devices, 0, &r->dm), MC_OK);
+    assert_int_equal(mc_spec_parse(src_spec, r->sm, ndim, &r->ss), MC_OK);
+    assert_int_equal(mc_spec_parse(dst_spec, r->dm, ndim, &r->ds), MC_OK);
+    assert_int_equal(mc_layout_create(ndim, shape, MC_DTYPE_F32, r->sm, r->ss, &r->src), MC_OK);
+    assert_int_equal(mc_layout_create(ndim, shape, MC_DTYPE_F32, r->dm, r->ds, &r->dst), MC_OK);
+}
+
+static void reshard_destroy(reshard_t *r)
+{
+    mc_layout_destroy(r->src);
+    mc_layout_destroy(r->dst);
+    mc_spec_destroy(r->ss);
+    mc_spec_destroy(r->ds);
+    mc_mesh_destroy(r->sm);
+    mc_mesh_destroy(r->dm);
+}
+
+/* meshcast's plan of r on topo; fails unless its estimate is within most times the bound
+ * (lacking: what a plan above that lacks). */
+static mc_plan_t *plan_within(const reshard_t *r, const mc_topology_t *topo, double most,
+                              const char *lacking)
+{
+    mc_plan_t *plan = NULL;
+    mc_plan_stats_t st;
+    mc_plan_params_t params = {.field_mask = MC_PLAN_PARAM_STRATEGY,
+                               .strategy = MC_STRATEGY_MESHCAST};
+    if (mc_plan_create(r->src, r->dst, topo, &params, &plan))
+        fail_msg("%s", mc_last_error());
+    assert_int_equal(mc_plan_query(plan, &st), MC_OK);
+    if (st.estimate_s > most * st.lower_bound_s)
+        fail_msg("estimate %.3f x the bound: %s", st.estimate_s / st.lower_bound_s, lacking);
+    return plan;
+}
+
+/* Executes plan on 4 threads ranks (pattern seed seed), every element checked. */
+static void run_checked(const mc_plan_t *plan, const reshard_t *r, uint64_t seed)
+{
+    char err[1024];
+    int64_t wrong = eh_run_pattern(plan, r->src, r->dst, 4, seed, err, sizeof err);
+    if (wrong < 0)
+        fail_msg("%s", err);
+    if (wrong)
+        fail_msg("%lld wrong elements", (long long)wrong);
+}
+
 /* Rail stripes on a rail-optimized cluster (a NIC per device): 2.5 MiB held by groups of 4
  * devices (half a host's NICs) and needed by one device each on other hosts. One stripe per
  * piece crosses on one NIC at each end (1.68x the bound); a stripe per NIC, entering and
@@ -285,43 +344,17 @@ static void test_rail_stripes(void **state)
         "latency=10us\n",
     };
     const int64_t shape[2] = {640, 1024};
-    mc_mesh_t *sm = NULL, *dm = NULL;
-    mc_spec_t *ss = NULL, *ds = NULL;
-    mc_layout_t *src = NULL, *dst = NULL;
-    assert_int_equal(mc_mesh_parse("3x4", "0-11", 0, &sm), MC_OK);
-    assert_int_equal(mc_mesh_parse("3x4", "16-27", 0, &dm), MC_OK);
-    assert_int_equal(mc_spec_parse("S0R", sm, 2, &ss), MC_OK);
-    assert_int_equal(mc_spec_parse("S01R", dm, 2, &ds), MC_OK);
-    assert_int_equal(mc_layout_create(2, shape, MC_DTYPE_F32, sm, ss, &src), MC_OK);
-    assert_int_equal(mc_layout_create(2, shape, MC_DTYPE_F32, dm, ds, &dst), MC_OK);
-    char err[1024];
+    reshard_t r;
+    reshard_create(&r, 2, shape, "3x4", "0-11", "S0R", "3x4", "16-27", "S01R");
     for (int t = 0; t < 2; t++) {
         mc_topology_t *topo = NULL;
-        mc_plan_t *plan = NULL;
-        mc_plan_stats_t st;
         assert_int_equal(mc_topology_parse(topos[t], "rails.topo", &topo), MC_OK);
-        mc_plan_params_t params = {.field_mask = MC_PLAN_PARAM_STRATEGY,
-                                   .strategy = MC_STRATEGY_MESHCAST};
-        if (mc_plan_create(src, dst, topo, &params, &plan))
-            fail_msg("topology %d: %s", t, mc_last_error());
-        assert_int_equal(mc_plan_query(plan, &st), MC_OK);
-        if (t == 0 && st.estimate_s > 1.3 * st.lower_bound_s)
-            fail_msg("rails: estimate %.3f x the bound: no rail stripes",
-                     st.estimate_s / st.lower_bound_s);
-        int64_t wrong = eh_run_pattern(plan, src, dst, 4, 11 + t, err, sizeof err);
-        if (wrong < 0)
-            fail_msg("topology %d: %s", t, err);
-        if (wrong)
-            fail_msg("topology %d: %lld wrong elements", t, (long long)wrong);
+        mc_plan_t *plan = plan_within(&r, topo, t == 0 ? 1.3 : INFINITY, "no rail stripes");
+        run_checked(plan, &r, 11 + t);
         mc_plan_destroy(plan);
         mc_topology_destroy(topo);
     }
-    mc_layout_destroy(src);
-    mc_layout_destroy(dst);
-    mc_spec_destroy(ss);
-    mc_spec_destroy(ds);
-    mc_mesh_destroy(sm);
-    mc_mesh_destroy(dm);
+    reshard_destroy(&r);
 }
 
 /* Rail crossings rebalanced (lib/plan/rails_rebalance.c): 8 MiB from 2 x 8 devices of hosts
@@ -339,41 +372,15 @@ static void test_rails_rebalanced(void **state)
         "link intra bandwidth=450GB/s latency=3us\nnic count=8 in=400Gbit/s out=400Gbit/s "
         "latency=10us\nnic-affinity map=0,1,2,3,4,5,6,7 rails\n";
     const int64_t shape[2] = {4096, 512};
-    mc_mesh_t *sm = NULL, *dm = NULL;
-    mc_spec_t *ss = NULL, *ds = NULL;
-    mc_layout_t *src = NULL, *dst = NULL;
+    reshard_t r;
     mc_topology_t *topo = NULL;
-    mc_plan_t *plan = NULL;
-    mc_plan_stats_t st;
-    char err[1024];
-    assert_int_equal(mc_mesh_parse("2x8", "0-15", 0, &sm), MC_OK);
-    assert_int_equal(mc_mesh_parse("2x8", "16-31", 0, &dm), MC_OK);
-    assert_int_equal(mc_spec_parse("S1S0", sm, 2, &ss), MC_OK);
-    assert_int_equal(mc_spec_parse("S0S1", dm, 2, &ds), MC_OK);
-    assert_int_equal(mc_layout_create(2, shape, MC_DTYPE_F32, sm, ss, &src), MC_OK);
-    assert_int_equal(mc_layout_create(2, shape, MC_DTYPE_F32, dm, ds, &dst), MC_OK);
+    reshard_create(&r, 2, shape, "2x8", "0-15", "S1S0", "2x8", "16-31", "S0S1");
     assert_int_equal(mc_topology_parse(topo_text, "rails.topo", &topo), MC_OK);
-    mc_plan_params_t params = {.field_mask = MC_PLAN_PARAM_STRATEGY,
-                               .strategy = MC_STRATEGY_MESHCAST};
-    if (mc_plan_create(src, dst, topo, &params, &plan))
-        fail_msg("%s", mc_last_error());
-    assert_int_equal(mc_plan_query(plan, &st), MC_OK);
-    if (st.estimate_s > 1.22 * st.lower_bound_s)
-        fail_msg("estimate %.3f x the bound: crossings not rebalanced",
-                 st.estimate_s / st.lower_bound_s);
-    int64_t wrong = eh_run_pattern(plan, src, dst, 4, 17, err, sizeof err);
-    if (wrong < 0)
-        fail_msg("%s", err);
-    if (wrong)
-        fail_msg("%lld wrong elements", (long long)wrong);
+    mc_plan_t *plan = plan_within(&r, topo, 1.22, "crossings not rebalanced");
+    run_checked(plan, &r, 17);
     mc_plan_destroy(plan);
     mc_topology_destroy(topo);
-    mc_layout_destroy(src);
-    mc_layout_destroy(dst);
-    mc_spec_destroy(ss);
-    mc_spec_destroy(ds);
-    mc_mesh_destroy(sm);
-    mc_mesh_destroy(dm);
+    reshard_destroy(&r);
 }
 
 /* NIC split's shares in parts with a port per NIC: on 5 hosts of 4 devices (a 100 Gbit/s NIC
@@ -389,27 +396,11 @@ static void test_nic_split_parts(void **state)
         "link intra bandwidth=100GB/s latency=1us\nnic count=4 in=100Gbit/s out=100Gbit/s "
         "latency=2us\nnic-affinity map=0,1,2,3 rails\n";
     const int64_t shape[3] = {48, 256, 1024};
-    mc_mesh_t *sm = NULL, *dm = NULL;
-    mc_spec_t *ss = NULL, *ds = NULL;
-    mc_layout_t *src = NULL, *dst = NULL;
+    reshard_t r;
     mc_topology_t *topo = NULL;
-    mc_plan_t *plan = NULL;
-    assert_int_equal(mc_mesh_parse("5x4", "0-19", 0, &sm), MC_OK);
-    assert_int_equal(mc_mesh_parse("5x4", "0-19", 0, &dm), MC_OK);
-    assert_int_equal(mc_spec_parse("S1RR", sm, 3, &ss), MC_OK);
-    assert_int_equal(mc_spec_parse("S0S1R", dm, 3, &ds), MC_OK);
-    assert_int_equal(mc_layout_create(3, shape, MC_DTYPE_F32, sm, ss, &src), MC_OK);
-    assert_int_equal(mc_layout_create(3, shape, MC_DTYPE_F32, dm, ds, &dst), MC_OK);
+    reshard_create(&r, 3, shape, "5x4", "0-19", "S1RR", "5x4", "0-19", "S0S1R");
     assert_int_equal(mc_topology_parse(topo_text, "parts.topo", &topo), MC_OK);
-    mc_plan_params_t params = {.field_mask = MC_PLAN_PARAM_STRATEGY,
-                               .strategy = MC_STRATEGY_MESHCAST};
-    if (mc_plan_create(src, dst, topo, &params, &plan))
-        fail_msg("%s", mc_last_error());
-    mc_plan_stats_t st;
-    assert_int_equal(mc_plan_query(plan, &st), MC_OK);
-    if (st.estimate_s > 1.45 * st.lower_bound_s)
-        fail_msg("estimate %.3f x the bound: no NIC split in parts",
-                 st.estimate_s / st.lower_bound_s);
+    mc_plan_t *plan = plan_within(&r, topo, 1.45, "no NIC split in parts");
     /* some piece reaches one needer over NIC edges from two or more other hosts */
     int parted = 0;
     for (int64_t a = 0; a < plan->nflows && !parted; a++)
@@ -425,20 +416,10 @@ static void test_nic_split_parts(void **state)
         }
     if (!parted)
         fail_msg("no piece's NIC share came in parts from two hosts");
-    char err[1024];
-    int64_t wrong = eh_run_pattern(plan, src, dst, 4, 23, err, sizeof err);
-    if (wrong < 0)
-        fail_msg("%s", err);
-    if (wrong)
-        fail_msg("%lld wrong elements", (long long)wrong);
+    run_checked(plan, &r, 23);
     mc_plan_destroy(plan);
     mc_topology_destroy(topo);
-    mc_layout_destroy(src);
-    mc_layout_destroy(dst);
-    mc_spec_destroy(ss);
-    mc_spec_destroy(ds);
-    mc_mesh_destroy(sm);
-    mc_mesh_destroy(dm);
+    reshard_destroy(&r);
 }
 
 int main(void)
