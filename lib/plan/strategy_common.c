@@ -266,3 +266,16 @@ int64_t mc_addend_sender(const mc_topology_t *topo, const mc_piece_t *p, int64_t
     }
     return best;
 }
+
+int64_t *mc_devices_on_nics(const mc_topology_t *topo)
+{
+    int64_t ports = mc_topology_nic_ports(topo), n = mc_topology_hosts(topo) * ports;
+    int64_t *on_nic = mc_calloc((size_t)n, sizeof *on_nic);
+    if (!on_nic)
+        return NULL;
+    for (int64_t i = 0; i < n; i++)
+        on_nic[i] = -1;
+    for (int64_t d = mc_topology_devices(topo) - 1; d >= 0; d--)
+        on_nic[mc_topology_nic_port(topo, d)] = d;
+    return on_nic;
+}

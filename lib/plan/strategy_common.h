@@ -85,6 +85,10 @@ typedef struct {
 int64_t mc_rails_rebalance(const mc_topology_t *topo, mc_rail_crossing_t *xs, int64_t n,
                            double *nic_send, double *nic_recv);
 
+/* Per host and cost-model NIC port (mc_topology_nic_port): the host's first device on it, or
+ * -1 (malloc'd; NULL when out of memory). */
+int64_t *mc_devices_on_nics(const mc_topology_t *topo);
+
 /* The most holders or needers of any piece (at least 1): how many host runs a piece can need. */
 int64_t mc_pieces_most_devices(const mc_pieces_t *pieces);
 

@@ -212,20 +212,6 @@ static int64_t device_on_nic(const ctx_t *c, int64_t near, int nic)
     return c->on_nic[mc_host_of(topo, near) * mc_topology_nic_ports(topo) + nic];
 }
 
-/* c->on_nic: each host's first device on each NIC port (devices scanned from the last). */
-static int64_t *devices_on_nics(const mc_topology_t *topo)
-{
-    int64_t ports = mc_topology_nic_ports(topo), n = mc_topology_hosts(topo) * ports;
-    int64_t *on_nic = mc_calloc((size_t)n, sizeof *on_nic);
-    if (!on_nic)
-        return NULL;
-    for (int64_t i = 0; i < n; i++)
-        on_nic[i] = -1;
-    for (int64_t d = mc_topology_devices(topo) - 1; d >= 0; d--)
-        on_nic[mc_topology_nic_port(topo, d)] = d;
-    return on_nic;
-}
-
 /* PXN (as NCCL's): on a rail-optimized cluster a crossing from a device on another rail
  * than its receiver first goes over the host's links to a device of the sender's host on
  * the receiver's rail, when the α–β model sees it leave sooner that way: that NIC's bytes
@@ -699,7 +685,7 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries, int *bu
     c.served = mc_calloc((size_t)most, sizeof *c.served);
     c.order = mc_calloc((size_t)most, sizeof *c.order);
     c.relayed = mc_calloc((size_t)mc_topology_devices(plan->topo), sizeof *c.relayed);
-    c.on_nic = devices_on_nics(plan->topo);
+    c.on_nic = mc_devices_on_nics(plan->topo);
     if (!c.hruns || !c.nruns || !c.stripes || !c.entry || !c.ready || !c.served || !c.order ||
         !c.relayed || !c.on_nic) {
         s = MC_ERR_NOMEM;

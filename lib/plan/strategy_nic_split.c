@@ -66,8 +66,11 @@ static double water_time(const water_t *w, int64_t ndev, int64_t nhost, double f
 /* The fraction of the movable bytes that balances the device ports against the NICs: the
  * busiest port's time is a maximum of linear functions of f, so convex; ternary search.
  * Loads are what direct sends would put on each port, a local delivery spread over the
- * local holders and a moved one over the other holder hosts. */
-static mc_status_t water_level(const mc_plan_t *plan, double *level)
+ * local holders and a moved one over the other holder hosts. With slack_in and slack_out
+ * (per device, or NULL): the bytes each device port could still take at that level, within
+ * the busiest port's time (what PXN hops may use: nic_sender). */
+static mc_status_t water_level(const mc_plan_t *plan, double *level, double *slack_in,
+                               double *slack_out)
 {
     const mc_pieces_t *ps = plan->pieces;
     const mc_topology_t *topo = plan->topo;
@@ -135,35 +138,111 @@ static mc_status_t water_level(const mc_plan_t *plan, double *level)
             lo = a;
     }
     *level = movable > 0 ? (lo + hi) / 2 : 0;
+    double t = water_time(&w, ndev, nhost, *level, bi, bn_in, bn_out, bn_port, ai, an);
+    for (int64_t d = 0; slack_in && d < ndev; d++) {
+        slack_in[d] = (t - ai) * bi - w.in_fix[d] - (1 - *level) * w.in_split[d];
+        slack_out[d] = (t - ai) * bi - w.out_fix[d] - (1 - *level) * w.out_split[d];
+    }
     free(mem);
     free(runs);
     return MC_OK;
 }
 
+/* A NIC split build's state: its loads so far, and with a port per NIC each host's device
+ * on each port and the flow each device last relayed (PXN hops, once per flow). */
+typedef struct {
+    mc_plan_t *plan;
+    mc_loads_t loads;
+    mc_host_run_t *runs;
+    mc_box_t *slabs;
+    int64_t *on_nic, *relayed;
+    double *slack_in, *slack_out; /* per device: bytes its ports can still take (water_level) */
+} split_t;
+
 /* The sender of a byte range of piece p to needer n over the NIC: the least-loaded holder of
- * the holder host (other than skip) with the least NIC egress so far; with a port per NIC,
- * the holder on any other host whose own NIC the α–β model sees free first
- * (mc_least_nic_sender), since host egress balanced over hosts can still pile a host's
- * shares onto one of its NICs (g0193 of seed 102 on dgx-h100-rails). */
-static int64_t remote_holder(const mc_plan_t *plan, const mc_piece_t *p, const mc_host_run_t *runs,
-                             int nh, int64_t skip, const mc_loads_t *loads, int64_t n)
+ * the holder host (other than skip) with the least NIC egress so far. */
+static int64_t remote_holder(const split_t *x, const mc_piece_t *p, int nh, int64_t skip)
 {
-    if (mc_topology_nic_ports(plan->topo) > 1)
-        return mc_least_nic_holder(plan->topo, loads, p, runs, nh, skip, n);
     const mc_host_run_t *far = NULL;
     for (int r = 0; r < nh; r++)
-        if (runs[r].host != skip &&
-            (!far || loads->host_send[runs[r].host] < loads->host_send[far->host]))
-            far = &runs[r];
-    return mc_least_loaded(p->holders + far->first, far->count, loads->dev_nic_send);
+        if (x->runs[r].host != skip &&
+            (!far || x->loads.host_send[x->runs[r].host] < x->loads.host_send[far->host]))
+            far = &x->runs[r];
+    return mc_least_loaded(p->holders + far->first, far->count, x->loads.dev_nic_send);
+}
+
+/* With a port per NIC, the sender of `bytes` of piece p to needer n over the NIC, from a
+ * holder host other than skip: the device of such a host whose NIC the α–β model sees
+ * deliver first (its NIC's bytes so far over the per-NIC rate, plus the spine's extra
+ * latency to n), a device that does not hold p reached first over the host's links from the
+ * host's least-loaded holder (α_intra and the bytes over the port, the hop's edge added):
+ * PXN, as NCCL's. A holder's own NIC alone sent every share of a stripe that one device per
+ * host holds through one port while its mates' NICs idled (g0098 of seed 3 on
+ * dgx-h100-rails, an RS1 -> RS01 inside each of 3 hosts: 1.666 of the bound). Host egress
+ * balanced over hosts can likewise pile a host's shares onto one of its NICs (g0193 of seed
+ * 102). A hop only where the relay's in-port and the holder's out-port have room for it
+ * within the water level's time: in an all-to-all inside the hosts every in-port is that
+ * busy, and hops into them made the plan slower than the holders' own NICs (g0124 of seed 3,
+ * 1.006 -> 1.110). A device that needs p is no relay: it would get those bytes twice. */
+static mc_status_t nic_sender(split_t *x, const mc_piece_t *p, int nh, int64_t skip, int64_t n,
+                              double bytes, int64_t *out)
+{
+    const mc_topology_t *topo = x->plan->topo;
+    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
+    double inv = mc_topology_nic_port_seconds_per_byte(topo), best_t = INFINITY;
+    double hop = intra.latency + bytes / intra.bandwidth;
+    int64_t ports = mc_topology_nic_ports(topo), feed = -1;
+    *out = -1;
+    for (int r = 0; r < nh; r++) {
+        const mc_host_run_t *run = &x->runs[r];
+        if (run->host == skip)
+            continue;
+        int64_t holder = mc_least_loaded(p->holders + run->first, run->count, x->loads.dev_send);
+        for (int64_t k = 0; k < ports; k++) {
+            int64_t d = x->on_nic[run->host * ports + k];
+            if (d < 0 || (d != holder && mc_piece_needs(p, d)))
+                continue;
+            int holds = d == holder || mc_piece_holds(p, d);
+            if (!holds && (x->slack_in[d] < bytes || x->slack_out[holder] < bytes))
+                continue;
+            double t = x->loads.nic_send[mc_topology_nic_port(topo, d)] * inv +
+                       mc_topology_nic_extra_latency(topo, d, n) + (holds ? 0 : hop);
+            if (t < best_t) {
+                best_t = t;
+                *out = d;
+                feed = holds ? -1 : holder;
+            }
+        }
+    }
+    if (*out < 0) /* no device on a NIC port: the holder itself */
+        *out = mc_least_nic_holder(topo, &x->loads, p, x->runs, nh, skip, n);
+    if (feed < 0 || x->relayed[*out] == x->plan->nflows)
+        return MC_OK;
+    x->relayed[*out] = x->plan->nflows;
+    x->slack_in[*out] -= bytes;
+    x->slack_out[feed] -= bytes;
+    mc_loads_add(&x->loads, topo, feed, *out, bytes);
+    return mc_plan_add_edge(x->plan, feed, *out);
+}
+
+/* The sender of bytes of p to needer n over the NIC, from a holder host other than skip. */
+static mc_status_t remote_sender(split_t *x, const mc_piece_t *p, int nh, int64_t skip, int64_t n,
+                                 double bytes, int64_t *out)
+{
+    if (mc_topology_nic_ports(x->plan->topo) > 1)
+        return nic_sender(x, p, nh, skip, n, bytes, out);
+    *out = remote_holder(x, p, nh, skip);
+    return MC_OK;
 }
 
 /* One piece: a flow for the local share and, when some needer's host holds the piece and
  * another host does too, a flow for the NIC share (the last slabs of the piece's box), or
  * with a port per NIC a flow per NIC_SHARE_BYTES of it. */
-static mc_status_t split_piece(mc_plan_t *plan, int64_t i, double level, int in_parts,
-                               mc_loads_t *loads, mc_host_run_t *runs, mc_box_t *slabs, int *cut)
+static mc_status_t split_piece(split_t *x, int64_t i, double level, int in_parts, int *cut)
 {
+    mc_plan_t *plan = x->plan;
+    mc_host_run_t *runs = x->runs;
+    mc_box_t *slabs = x->slabs;
     const mc_piece_t *p = &plan->pieces->pieces[i];
     const mc_topology_t *topo = plan->topo;
     int ndim = plan->pieces->ndim;
@@ -191,50 +270,61 @@ static mc_status_t split_piece(mc_plan_t *plan, int64_t i, double level, int in_
         for (int j = 0; j < p->nneeders && !s; j++) {
             int64_t n = p->needers[j], hn = mc_topology_host_of(topo, n), from;
             const mc_host_run_t *run = mc_find_run(runs, nh, hn);
-            if (run && f > 0)
-                from = remote_holder(plan, p, runs, nh, hn, loads, n);
-            else if (run)
-                from = mc_least_loaded(p->holders + run->first, run->count, loads->dev_send);
+            if (run && f == 0)
+                from = mc_least_loaded(p->holders + run->first, run->count, x->loads.dev_send);
             else
-                from = remote_holder(plan, p, runs, nh, -1, loads, n);
-            mc_loads_add(loads, topo, from, n, bytes);
-            s = mc_plan_add_edge(plan, from, n);
+                s = remote_sender(x, p, nh, run ? hn : -1, n, bytes, &from);
+            mc_loads_add(&x->loads, topo, from, n, bytes);
+            if (!s)
+                s = mc_plan_add_edge(plan, from, n);
         }
     }
     return s;
+}
+
+/* Frees x's arrays (each may be NULL). */
+static void split_free(split_t *x)
+{
+    free(x->runs);
+    free(x->slabs);
+    free(x->on_nic);
+    free(x->relayed);
+    free(x->slack_in);
+    mc_loads_destroy(&x->loads);
 }
 
 mc_status_t mc_strategy_nic_split(mc_plan_t *plan, int parts, int *built)
 {
     const mc_pieces_t *ps = plan->pieces;
     double level = 0;
-    int64_t most = 1, *by_size = NULL;
+    int64_t *by_size = NULL, ndev = mc_topology_devices(plan->topo);
+    int pxn = mc_topology_nic_ports(plan->topo) > 1, cut = 0;
+    split_t x = {.plan = plan};
     *built = 0;
-    mc_status_t s = water_level(plan, &level);
-    if (s || level * SPLIT_SLABS < 0.5)
-        return s; /* nothing worth moving: direct sends already */
-    for (int64_t i = 0; i < ps->npieces; i++)
-        if (ps->pieces[i].nholders > most)
-            most = ps->pieces[i].nholders;
-    mc_loads_t loads;
-    if ((s = mc_loads_create(plan->topo, &loads)))
+    if (pxn) {
+        x.on_nic = mc_devices_on_nics(plan->topo);
+        x.relayed = mc_calloc((size_t)ndev, sizeof *x.relayed);
+        x.slack_in = mc_calloc((size_t)(2 * ndev), sizeof *x.slack_in);
+        x.slack_out = x.slack_in ? x.slack_in + ndev : NULL;
+    }
+    x.runs = mc_calloc((size_t)mc_pieces_most_devices(ps), sizeof *x.runs);
+    x.slabs = mc_calloc(SPLIT_SLABS, sizeof *x.slabs);
+    mc_status_t s = !x.runs || !x.slabs || (pxn && (!x.on_nic || !x.relayed || !x.slack_in))
+                        ? MC_ERR_NOMEM
+                        : water_level(plan, &level, x.slack_in, x.slack_out);
+    if (s || level * SPLIT_SLABS < 0.5) { /* nothing worth moving: direct sends already */
+        split_free(&x);
         return s;
-    mc_host_run_t *runs = mc_calloc((size_t)most, sizeof *runs);
-    mc_box_t *slabs = mc_calloc(SPLIT_SLABS, sizeof *slabs);
-    if (!runs || !slabs)
-        s = MC_ERR_NOMEM;
-    if (!s)
+    }
+    if (!(s = mc_loads_create(plan->topo, &x.loads)))
         s = mc_pieces_by_size(ps, &by_size);
-    int cut = 0;
     for (int64_t k = 0; k < ps->npieces && !s; k++)
         if (ps->pieces[by_size[k]].nneeders > 0)
-            s = split_piece(plan, by_size[k], level, parts, &loads, runs, slabs, &cut);
+            s = split_piece(&x, by_size[k], level, parts, &cut);
     if (!s)
         s = mc_plan_order_rounds(plan);
     *built = !s && (!parts || cut);
     free(by_size);
-    free(runs);
-    free(slabs);
-    mc_loads_destroy(&loads);
+    split_free(&x);
     return s;
 }

@@ -91,6 +91,10 @@ cases=(
     # another rail's NIC and that rail's device's own back the other way with a hop at both
     # ends (1.260 of the bound); rebalanced with every crossing's bytes known, 1.191
     "the rail swap|crossings that swapped rails|1.22|--topology dgx-h100-rails --hosts 4 --dtype bf16 --shape 4096,1024 --src-mesh 2x8 --src-spec S1S0 --src-devices 0-15 --dst-mesh 2x8 --dst-spec S0S1 --dst-devices 16-31"
+    # bench --generate --topology dgx-h100-rails, seed 3: RS1 -> RS01 inside each of 3 hosts,
+    # each host's stripes held on every host; NIC split's shares left on the holder's own NIC,
+    # one 50 GB/s port per stripe (1.666 of the bound), relayed PXN over its mates' NICs 1.253
+    "g0098 of seed 3 on dgx-h100-rails|NIC shares through one port per holder|1.30|--topology dgx-h100-rails --hosts 27 --dtype bf16 --shape 131072,131072 --src-mesh 3x8 --src-spec RS1 --src-devices 136-159 --dst-mesh 3x8 --dst-spec RS01 --dst-devices 136-159"
     # bench --generate --topology dgx-h100-rails, seed 1: a reshard over the same 17 x 8
     # devices, 16,384 pieces; the same swaps, 1.385 of the bound, rebalanced 1.167
     "g0154 of seed 1 on dgx-h100-rails|crossings that swapped rails|1.22|--topology dgx-h100-rails --hosts 22 --dtype bf16 --shape 256,512,512 --src-mesh 17x8 --src-spec S0RS1 --src-devices 16-151 --dst-mesh 17x8 --dst-spec RS10R --dst-devices 16-151"
