@@ -22,12 +22,6 @@
  * dwarf the hops moves gained 0.2-2.7% and no plan did (seed 1's g0032: 1.4%, 70 ms). */
 #define REBALANCE_GAIN 0.05
 
-/* A hop of crossing x over its host's links, as rail_route times it. */
-static double hop_of(const mc_rail_crossing_t *x, mc_link_t intra)
-{
-    return intra.latency + x->bytes / intra.bandwidth;
-}
-
 /* When crossing x ends on NIC n of its hosts, whose ports carry send and recv seconds of
  * bytes (x's own included): the later of the two, after the hop before it, and the hop after. */
 static double end_on(const mc_rail_crossing_t *x, int n, double send, double recv, double hop)
@@ -42,11 +36,11 @@ static double latest(const mc_topology_t *topo, const mc_rail_crossing_t *xs, in
 {
     int64_t ports = mc_topology_nic_ports(topo);
     double inv = mc_topology_nic_port_seconds_per_byte(topo), t = 0;
-    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
     for (int64_t i = 0; i < n; i++) {
         const mc_rail_crossing_t *x = &xs[i];
-        t = fmax(t, end_on(x, x->nic, nic_send[x->from_host * ports + x->nic] * inv,
-                           nic_recv[x->to_host * ports + x->nic] * inv, hop_of(x, intra)));
+        t = fmax(t,
+                 end_on(x, x->nic, nic_send[x->from_host * ports + x->nic] * inv,
+                        nic_recv[x->to_host * ports + x->nic] * inv, mc_pxn_hop(topo, x->bytes)));
     }
     return t;
 }
@@ -57,12 +51,11 @@ int64_t mc_rails_rebalance(const mc_topology_t *topo, mc_rail_crossing_t *xs, in
     int64_t ports = mc_topology_nic_ports(topo), moved = 0;
     double inv = mc_topology_nic_port_seconds_per_byte(topo);
     double before = latest(topo, xs, n, nic_send, nic_recv);
-    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
     for (int pass = 0; pass < REBALANCE_PASSES; pass++) {
         int64_t moves = 0;
         for (int64_t i = 0; i < n; i++) {
             mc_rail_crossing_t *x = &xs[i];
-            double hop = hop_of(x, intra);
+            double hop = mc_pxn_hop(topo, x->bytes);
             double *send = nic_send + x->from_host * ports, *recv = nic_recv + x->to_host * ports;
             double best = end_on(x, x->nic, send[x->nic] * inv, recv[x->nic] * inv, hop);
             int to = x->nic;

@@ -267,6 +267,12 @@ int64_t mc_addend_sender(const mc_topology_t *topo, const mc_piece_t *p, int64_t
     return best;
 }
 
+double mc_pxn_hop(const mc_topology_t *topo, double bytes)
+{
+    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
+    return intra.latency + bytes / intra.bandwidth;
+}
+
 int64_t *mc_devices_on_nics(const mc_topology_t *topo)
 {
     int64_t ports = mc_topology_nic_ports(topo), n = mc_topology_hosts(topo) * ports;

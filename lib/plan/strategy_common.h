@@ -85,6 +85,11 @@ typedef struct {
 int64_t mc_rails_rebalance(const mc_topology_t *topo, mc_rail_crossing_t *xs, int64_t n,
                            double *nic_send, double *nic_recv);
 
+/* A PXN hop of bytes over a host's links (α_intra and the bytes over a device port): what a
+ * relay to or from the device on another NIC adds to a crossing, as every per-NIC build
+ * times it (rail_relay, rail_route, mc_rails_rebalance, NIC split). */
+double mc_pxn_hop(const mc_topology_t *topo, double bytes);
+
 /* Per host and cost-model NIC port (mc_topology_nic_port): the host's first device on it, or
  * -1 (malloc'd; NULL when out of memory). */
 int64_t *mc_devices_on_nics(const mc_topology_t *topo);

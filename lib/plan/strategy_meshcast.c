@@ -221,19 +221,18 @@ static mc_status_t rail_relay(ctx_t *c, const mc_piece_t *p, int64_t from, int64
                               int64_t *out)
 {
     const mc_topology_t *topo = c->plan->topo;
-    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
+    double hop = mc_pxn_hop(topo, bytes);
     int64_t flow = c->plan->nflows;
     int rail = -1, own = -1;
     *out = from;
-    if (mc_topology_nic_extra_latency(topo, from, to) <= intra.latency + bytes / intra.bandwidth ||
+    if (mc_topology_nic_extra_latency(topo, from, to) <= hop ||
         mc_topology_nic_of(topo, to, &rail) || mc_topology_nic_of(topo, from, &own))
         return MC_OK;
     /* a device of from's host on to's rail that neither holds nor needs the piece */
     int64_t r = device_on_nic(c, from, rail);
     double inv = mc_topology_nic_port_seconds_per_byte(topo);
     if (r < 0 || mc_piece_needs(p, r) ||
-        c->loads.nic_send[mc_topology_nic_port(topo, r)] * inv + intra.latency +
-                bytes / intra.bandwidth >=
+        c->loads.nic_send[mc_topology_nic_port(topo, r)] * inv + hop >=
             c->loads.nic_send[mc_topology_nic_port(topo, from)] * inv +
                 mc_topology_nic_extra_latency(topo, from, to))
         return MC_OK;
@@ -270,9 +269,8 @@ static mc_status_t rail_route(ctx_t *c, const mc_piece_t *p, int64_t from, int64
                               double bytes, int64_t *send, int64_t *in)
 {
     const mc_topology_t *topo = c->plan->topo;
-    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
-    double inv = mc_topology_nic_port_seconds_per_byte(topo),
-           hop = intra.latency + bytes / intra.bandwidth, best_t = INFINITY;
+    double inv = mc_topology_nic_port_seconds_per_byte(topo), hop = mc_pxn_hop(topo, bytes),
+           best_t = INFINITY;
     int nics = mc_topology_nics_per_host(topo);
     mc_rail_crossing_t x = {.from_host = mc_host_of(topo, from),
                             .to_host = mc_host_of(topo, *to),

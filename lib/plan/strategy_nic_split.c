@@ -188,9 +188,8 @@ static mc_status_t nic_sender(split_t *x, const mc_piece_t *p, int nh, int64_t s
                               double bytes, int64_t *out)
 {
     const mc_topology_t *topo = x->plan->topo;
-    mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA);
     double inv = mc_topology_nic_port_seconds_per_byte(topo), best_t = INFINITY;
-    double hop = intra.latency + bytes / intra.bandwidth;
+    double hop = mc_pxn_hop(topo, bytes);
     int64_t ports = mc_topology_nic_ports(topo), feed = -1;
     *out = -1;
     for (int r = 0; r < nh; r++) {
