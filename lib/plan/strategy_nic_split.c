@@ -197,6 +197,15 @@ static mc_status_t nic_sender(split_t *x, const mc_piece_t *p, int nh, int64_t s
         if (run->host == skip)
             continue;
         int64_t holder = mc_least_loaded(p->holders + run->first, run->count, x->loads.dev_send);
+        /* the holder on its own NIC where it is not its port's first device (devices that
+         * share a NIC port), which the loop below would reach only through a hop to a mate */
+        int64_t port = mc_topology_nic_port(topo, holder);
+        double own = x->loads.nic_send[port] * inv + mc_topology_nic_extra_latency(topo, holder, n);
+        if (x->on_nic[port] != holder && own < best_t) {
+            best_t = own;
+            *out = holder;
+            feed = -1;
+        }
         for (int64_t k = 0; k < ports; k++) {
             int64_t d = x->on_nic[run->host * ports + k];
             if (d < 0 || (d != holder && mc_piece_needs(p, d)))
@@ -213,8 +222,6 @@ static mc_status_t nic_sender(split_t *x, const mc_piece_t *p, int nh, int64_t s
             }
         }
     }
-    if (*out < 0) /* no device on a NIC port: the holder itself */
-        *out = mc_least_nic_holder(topo, &x->loads, p, x->runs, nh, skip, n);
     if (feed < 0 || x->relayed[*out] == x->plan->nflows)
         return MC_OK;
     x->relayed[*out] = x->plan->nflows;

@@ -463,6 +463,40 @@ static void test_nic_split_pxn(void **state)
     run_checked(plan, &r, 29);
     mc_plan_destroy(plan);
     mc_topology_destroy(topo);
+    /* two devices per NIC port: a holder that is not its port's first device may send its
+     * share on its own NIC without a hop (each of them hopped to a mate on another NIC first:
+     * 55 messages where 52 do, the same estimate), and never hops to a mate on that NIC */
+    static const char shared_text[] =
+        "hosts 3\ndevices_per_host 8\nlink copy bandwidth=1600GB/s latency=1us\n"
+        "link intra bandwidth=100GB/s latency=1us\nnic count=4 in=200Gbit/s out=200Gbit/s "
+        "latency=2us\nnic-affinity map=0,0,1,1,2,2,3,3 rails\n";
+    assert_int_equal(mc_topology_parse(shared_text, "pxn-shared.topo", &topo), MC_OK);
+    plan = plan_within(&r, topo, 1.65, "NIC split on shared NIC ports");
+    assert_int_equal(mc_plan_validate(plan), MC_OK);
+    int second_sends = 0;
+    for (int64_t fi = 0; fi < plan->nflows; fi++) {
+        const mc_flow_t *fl = &plan->flows[fi];
+        const mc_piece_t *p = &plan->pieces->pieces[fl->piece];
+        for (int64_t a = 0; a < fl->nedges; a++) {
+            const mc_edge_t *hop = &plan->edges[fl->edge0 + a];
+            int64_t from = hop->from, host = mc_topology_host_of(topo, from);
+            second_sends |=
+                mc_topology_host_of(topo, hop->to) != host && from > 0 &&
+                mc_topology_host_of(topo, from - 1) == host &&
+                mc_topology_nic_port(topo, from - 1) == mc_topology_nic_port(topo, from);
+            if (mc_piece_holds(p, hop->to) || mc_piece_needs(p, hop->to) ||
+                mc_topology_nic_port(topo, hop->from) != mc_topology_nic_port(topo, hop->to))
+                continue; /* not a PXN relay on the sender's own NIC */
+            for (int64_t b = 0; b < fl->nedges; b++)
+                if (plan->edges[fl->edge0 + b].from == hop->to)
+                    fail_msg("device %lld relays through %lld on its own NIC", (long long)hop->from,
+                             (long long)hop->to);
+        }
+    }
+    if (!second_sends)
+        fail_msg("no NIC share left from a port's second device on its own NIC");
+    mc_plan_destroy(plan);
+    mc_topology_destroy(topo);
     reshard_destroy(&r);
 }
 
