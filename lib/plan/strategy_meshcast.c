@@ -120,6 +120,7 @@ enum {
     POLICY_DEEP,               /* per needer, a thin piece's rows cut again (mc_box_split_deep) */
     POLICY_SCATTER_STAR_LOCAL, /* the stars, a host that holds a piece fed by its own holders */
     POLICY_SCATTER_STAR_LOCAL_FINE,
+    POLICY_RAILS_JOINT, /* rails for crossing pieces, each crossing's host chosen with its NICs */
     /* tried last, against the others' refined plans */
     POLICY_HOST_SCATTER,        /* per needing host, each a star from the host it enters first */
     POLICY_HOST_SCATTER_MIX,    /* the same, each crossing from a holder or that host */
@@ -150,6 +151,7 @@ typedef struct {
     int rails;        /* rail stripes: a stripe per NIC, each crossing on the NICs free
                          first, relayed over the hosts' links (rail_route); 2: only for the
                          pieces that cross hosts */
+    int joint;        /* rails: pick_sender ranks the hosts by rail_score, not host egress */
     /* rails: each crossing rail_route chose, in build order (mc_rails_rebalance); with
      * forced, rail_route takes the NIC of the next one instead of choosing */
     mc_rail_crossing_t *cross;
@@ -158,26 +160,72 @@ typedef struct {
     int rebalance; /* rails: build again with the crossings rebalanced */
 } ctx_t;
 
+static int64_t device_on_nic(const ctx_t *c, int64_t near, int nic);
+static int has_stripe(const ctx_t *c, const mc_piece_t *p, int64_t d);
+
+/* A rail crossing of a stripe from the host of `from` (which has it) over the NIC pair of sd
+ * and rd (one rail): when the α–β model sees it arrive at rd or, where rd does not need it,
+ * at the needer rd passes it to. The sender's hop comes before the crossing and the
+ * receiver's after it: the later of the sending NIC's bytes so far (plus the sender's hop,
+ * where sd must first get the stripe) and the receiving NIC's, over the per-NIC rate, plus
+ * the receiver's hop (the two hops in series, where adding the larger of the two sides alone
+ * hid the second: g0121 of seed 101 on dgx-h100-rails, 1.656 -> 1.344 of the bound). */
+static double rail_pair_time(const ctx_t *c, const mc_piece_t *p, int64_t from, int64_t sd,
+                             int64_t rd, double hop)
+{
+    const mc_topology_t *topo = c->plan->topo;
+    double inv = mc_topology_nic_port_seconds_per_byte(topo);
+    int has = sd == from || has_stripe(c, p, sd);
+    double t_send = c->loads.nic_send[mc_topology_nic_port(topo, sd)] * inv + (has ? 0 : hop);
+    double t_recv = c->loads.nic_recv[mc_topology_nic_port(topo, rd)] * inv;
+    return fmax(t_send, t_recv) + (mc_piece_needs(p, rd) ? 0 : hop);
+}
+
+/* Rail stripes: when the α–β model sees the stripe reach needer `to` from the host of `from`
+ * over the best NIC pair of the two hosts, as rail_route picks it. Must be finite:
+ * pick_sender takes the least. */
+static double rail_score(const ctx_t *c, const mc_piece_t *p, int64_t from, int64_t to,
+                         double bytes)
+{
+    const mc_topology_t *topo = c->plan->topo;
+    double hop = mc_pxn_hop(topo, bytes), best_t = INFINITY;
+    int nics = mc_topology_nics_per_host(topo);
+    for (int nic = 0; nic < nics; nic++) {
+        int64_t sd = device_on_nic(c, from, nic), rd = device_on_nic(c, to, nic);
+        if (sd >= 0 && rd >= 0)
+            best_t = fmin(best_t, rail_pair_time(c, p, from, sd, rd, hop));
+    }
+    /* no NIC pair (a device without a NIC of its own): the host's NIC egress, as without */
+    return isinf(best_t) ? c->loads.host_send[mc_host_of(topo, from)] / mc_topology_nic_out(topo)
+                         : best_t;
+}
+
 /* Sender for the next host crossing of a stripe: among the holder hosts (ready at 0) and
  * the hosts the stripe already reached (served[0..nserved), host ids), the one whose copy
  * the α–β model sees leave first: its ready time plus its NIC egress so far over the NIC
  * rate (with c->overlap the later of the two: a relay's NIC sends its other stripes while
- * this one comes in). From a holder host its least-loaded holder, from a relay host the device that
- * got it; *host gets the sending host. */
+ * this one comes in). With c->joint, the NIC egress is rail_score's time over the host's best
+ * NIC pair instead: a host's egress balanced over hosts could still send a small piece's one
+ * stripe and the next piece's through one NIC of the same host (seed 5's g0043 on
+ * dgx-h100-rails). From a holder host its least-loaded holder, from a relay host the device
+ * that got it; *host gets the sending host. */
 static int64_t pick_sender(ctx_t *c, const mc_piece_t *p, int nh, int nn, const int64_t *served,
-                           int nserved, int64_t to, int64_t *host)
+                           int nserved, int64_t to, double bytes, int64_t *host)
 {
     double inv = 1 / mc_topology_nic_out(c->plan->topo), best_t = INFINITY;
     int64_t best = -1;
     for (int i = 0; i < nh; i++) {
-        double t = c->loads.host_send[c->hruns[i].host] * inv;
+        double t = c->joint ? rail_score(c, p, p->holders[c->hruns[i].first], to, bytes)
+                            : c->loads.host_send[c->hruns[i].host] * inv;
         if (t < best_t) {
             best = c->hruns[i].host;
             best_t = t;
         }
     }
     for (int i = 0; i < nserved; i++) {
-        double busy = c->loads.host_send[served[i]] * inv, ready = c->ready[served[i]];
+        double busy = c->joint ? rail_score(c, p, c->entry[served[i]], to, bytes)
+                               : c->loads.host_send[served[i]] * inv,
+               ready = c->ready[served[i]];
         double t = c->overlap ? fmax(ready, busy) : ready + busy;
         if (t < best_t) {
             best = served[i];
@@ -255,22 +303,17 @@ static int has_stripe(const ctx_t *c, const mc_piece_t *p, int64_t d)
 }
 
 /* Rail stripes' crossing from the host of `from` (which has the stripe) to needer *to, on the
- * rail whose NICs the α–β model sees deliver it first, each NIC reached by a hop over the
- * host's links (α_intra and the stripe over the port) where the device on it must first get
- * the stripe (PXN-style, one that neither holds nor needs it; the holders and the host's
- * needers have it) or pass it on (one that does not need it). The sender's hop comes before
- * the crossing and the receiver's after it: the later of the sending NIC's bytes so far
- * (plus the sender's hop) and the receiving NIC's, over the per-NIC rate, plus the
- * receiver's hop (the two hops in series, where adding the larger of the two sides alone
- * hid the second: g0121 of seed 101 on dgx-h100-rails, 1.656 -> 1.344 of the bound). Adds the
- * PXN hop; *send and *in get the crossing's ends, and *to the needer the stripe enters when
- * that is *in. */
+ * rail whose NICs the α–β model sees deliver it first (rail_pair_time), each NIC reached by a
+ * hop over the host's links (α_intra and the stripe over the port) where the device on it
+ * must first get the stripe (PXN-style, one that neither holds nor needs it; the holders and
+ * the host's needers have it) or pass it on (one that does not need it). Adds the PXN hop;
+ * *send and *in get the crossing's ends, and *to the needer the stripe enters when that is
+ * *in. */
 static mc_status_t rail_route(ctx_t *c, const mc_piece_t *p, int64_t from, int64_t *to,
                               double bytes, int64_t *send, int64_t *in)
 {
     const mc_topology_t *topo = c->plan->topo;
-    double inv = mc_topology_nic_port_seconds_per_byte(topo), hop = mc_pxn_hop(topo, bytes),
-           best_t = INFINITY;
+    double hop = mc_pxn_hop(topo, bytes), best_t = INFINITY;
     int nics = mc_topology_nics_per_host(topo);
     mc_rail_crossing_t x = {.from_host = mc_host_of(topo, from),
                             .to_host = mc_host_of(topo, *to),
@@ -287,10 +330,8 @@ static mc_status_t rail_route(ctx_t *c, const mc_piece_t *p, int64_t from, int64
         if (sd < 0 || rd < 0)
             continue;
         int has = sd == from || has_stripe(c, p, sd), needs = mc_piece_needs(p, rd);
-        double t_send = c->loads.nic_send[mc_topology_nic_port(topo, sd)] * inv + (has ? 0 : hop);
-        double t_recv = c->loads.nic_recv[mc_topology_nic_port(topo, rd)] * inv;
         /* sd and rd share rail nic: no spine latency */
-        double t = fmax(t_send, t_recv) + (needs ? 0 : hop);
+        double t = rail_pair_time(c, p, from, sd, rd, hop);
         if (nic < 64) {
             x.usable |= 1ull << nic;
             x.hop_send |= (uint64_t)!has << nic;
@@ -378,9 +419,11 @@ static int rail_stripes(const mc_topology_t *topo, const mc_piece_t *p, int k, i
 /* ctx_t's rails for a policy: 1 rail stripes for every piece, 2 for the crossing ones. */
 static int rails_of(int policy)
 {
-    return policy == POLICY_RAILS || policy == POLICY_RAILS_BALANCED                     ? 1
-           : policy == POLICY_RAILS_CROSSING || policy == POLICY_RAILS_CROSSING_BALANCED ? 2
-                                                                                         : 0;
+    return policy == POLICY_RAILS || policy == POLICY_RAILS_BALANCED ? 1
+           : policy == POLICY_RAILS_CROSSING || policy == POLICY_RAILS_CROSSING_BALANCED ||
+                   policy == POLICY_RAILS_JOINT
+               ? 2
+               : 0;
 }
 
 /* How many stripes plan_piece cuts piece p into (before mc_box_split caps it by the box),
@@ -528,11 +571,11 @@ static mc_status_t plan_piece(ctx_t *c, int64_t i, int64_t rotation, int per_nee
             if (host_scatter == 1 && j > 0) /* a star from the host the stripe entered first */
                 from = c->entry[via = c->served[0]];
             else if (host_scatter == 2 && j > 0) /* from that host or a holder */
-                from = pick_sender(c, p, nh, nn, c->served, 1, to, &via);
+                from = pick_sender(c, p, nh, nn, c->served, 1, to, bytes, &via);
             else if (host_scatter == 3) /* from a holder: the holders' NICs are enough */
-                from = pick_sender(c, p, nh, nn, c->served, 0, to, &via);
+                from = pick_sender(c, p, nh, nn, c->served, 0, to, bytes, &via);
             else
-                from = pick_sender(c, p, nh, nn, c->served, j, to, &via);
+                from = pick_sender(c, p, nh, nn, c->served, j, to, bytes, &via);
             /* rail stripes: across on the NICs free first, relayed in either host as needed */
             int64_t in = to;
             if ((s = c->rails ? rail_route(c, p, from, &to, bytes, &from, &in)
@@ -571,7 +614,7 @@ static mc_status_t plan_direct(ctx_t *c, int64_t i)
         if (run)
             from = mc_least_loaded(p->holders + run->first, run->count, c->loads.dev_send);
         else
-            from = pick_sender(c, p, nh, 0, NULL, 0, n, &(int64_t){0});
+            from = pick_sender(c, p, nh, 0, NULL, 0, n, (double)p->bytes, &(int64_t){0});
         mc_loads_add(&c->loads, topo, from, n, (double)p->bytes);
         s = mc_plan_add_edge(plan, from, n);
     }
@@ -665,6 +708,7 @@ static mc_status_t build(mc_plan_t *plan, int policy, double deliveries, int *bu
                          : 1,
         .deep = policy == POLICY_DEEP,
         .rails = rails_of(policy),
+        .joint = policy == POLICY_RAILS_JOINT,
         .rebalance = policy == POLICY_RAILS_BALANCED || policy == POLICY_RAILS_CROSSING_BALANCED};
     int64_t most = mc_pieces_most_devices(ps), nhost = mc_topology_hosts(plan->topo),
             *by_size = NULL;
@@ -2111,6 +2155,19 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         s = try_matchings(plan, &best);
     /* smaller chunks than the chunk cap allowed, last of all (a plan only gets faster) */
     if (!s && last_round(plan, &best))
+        s = try_more_chunks(plan, &best);
+    /* rail stripes for the crossing pieces with each crossing's host chosen by its NICs
+     * (pick_sender's joint), last of all (a plan only gets faster), under the same conditions,
+     * up to LEAST_MAX_PIECES (its scores cost nh x NICs per crossing: 16,384 pieces of seed 1's
+     * g0154 on dgx-h100-rails, 137-141 -> 153-157 ms for nothing):
+     * a candidate of its own, since used in every rails build it was as often slower as faster
+     * than host egress balance; its chunks refined where it won */
+    double before_joint = best.full;
+    if (!s && rails && plan->pieces->npieces <= LEAST_MAX_PIECES && last_round(plan, &best))
+        s = try_policy(plan, POLICY_RAILS_JOINT, 0, &best);
+    if (!s && refine && best.full < before_joint)
+        s = try_chunk_cap(plan, &best);
+    if (!s && best.full < before_joint && last_round(plan, &best))
         s = try_more_chunks(plan, &best);
     plan->stats.estimate_s = best.full;
     free(best.spare.flows);

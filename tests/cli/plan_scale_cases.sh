@@ -97,6 +97,13 @@ cases=(
     "g0098 of seed 3 on dgx-h100-rails|NIC shares through one port per holder|1.30|--topology dgx-h100-rails --hosts 27 --dtype bf16 --shape 131072,131072 --src-mesh 3x8 --src-spec RS1 --src-devices 136-159 --dst-mesh 3x8 --dst-spec RS01 --dst-devices 136-159"
     # bench --generate --topology dgx-h100-rails, seed 1: a reshard over the same 17 x 8
     # devices, 16,384 pieces; the same swaps, 1.385 of the bound, rebalanced 1.167
+    # bench --generate --topology dgx-h100-rails, seed 5: 16 MiB from 21 hosts that each hold
+    # all of it to 14 others, 91 pieces of one rail stripe each; host egress balance sent two
+    # pieces through one NIC of one holder host (327 KB on a 50 GB/s port: 1.390 of the
+    # bound), crossings whose host is chosen with its NICs 1.200
+    "g0043 of seed 5 on dgx-h100-rails|two pieces through one NIC of a holder host|1.25|--topology dgx-h100-rails --hosts 35 --dtype bf16 --shape 256,32768 --src-mesh 21x8 --src-spec S1R --src-devices 112-279 --dst-mesh 14x8 --dst-spec S10R --dst-devices 0-111"
+    # the same on dgx-a100-rails, seed 3's g0115: 8 MiB from 19 hosts to 10: 1.301 -> 1.077
+    "g0115 of seed 3 on dgx-a100-rails|two pieces through one NIC of a holder host|1.15|--topology dgx-a100-rails --hosts 38 --dtype bf16 --shape 512,8192 --src-mesh 19x8 --src-spec S1R --src-devices 112-263 --dst-mesh 10x8 --dst-spec RS0 --dst-devices 16-95"
     "g0154 of seed 1 on dgx-h100-rails|crossings that swapped rails|1.22|--topology dgx-h100-rails --hosts 22 --dtype bf16 --shape 256,512,512 --src-mesh 17x8 --src-spec S0RS1 --src-devices 16-151 --dst-mesh 17x8 --dst-spec RS10R --dst-devices 16-151"
     # bench --generate --topology <16 devices and 16 NICs per host, on rails>, seed 11: a 4 GiB
     # all-to-all inside 9 hosts whose rows are cut unevenly by 9 and 144, so each host's last
