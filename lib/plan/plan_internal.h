@@ -71,6 +71,9 @@ mc_status_t mc_plan_add_gather(mc_plan_t *plan, int64_t from, int64_t to);
 /* Strategies fill plan->flows from plan->pieces (chunk sizes are set afterwards). */
 mc_status_t mc_strategy_send_recv(mc_plan_t *plan);
 mc_status_t mc_strategy_local_allgather(mc_plan_t *plan);
+/* local_allgather's plan, with spread (meshcast's candidate) its crossings sent from the
+ * holder whose NIC is free first and its needing hosts visited in turn from the holder's on. */
+mc_status_t mc_local_allgather_build(mc_plan_t *plan, int spread);
 mc_status_t mc_strategy_broadcast(mc_plan_t *plan);
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan);
 /* Direct sends with a NIC share of the pieces a needer's own host holds, when other hosts

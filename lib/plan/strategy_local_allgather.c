@@ -1,13 +1,19 @@
 /* local_allgather (Megatron scatter-gather, Alpa use_local_allgather): a host with k needers
  * and no holder gets the piece over its NIC once, in k stripes, one to each needer; each
  * needer then sends its stripe to the host's other needers. Needers in a host that holds
- * the piece copy it from a local holder. */
+ * the piece copy it from a local holder.
+ *
+ * Spread (meshcast's candidate, not the baseline): each stripe's sender is the holder whose
+ * NIC the α–β model sees free first, a crossing between rails counted one NIC latency more
+ * (mc_least_nic_sender), and a piece's needing hosts are visited from the one after its
+ * first holder's host on, so the holder hosts of an all-gather each feed a different host
+ * first rather than all queueing at the lowest one's NICs. */
 #include <stdlib.h>
 #include "strategy_common.h"
 #include "util/util.h"
 
-static mc_status_t plan_piece(mc_plan_t *plan, int64_t i, mc_loads_t *loads, mc_host_run_t *hruns,
-                              mc_host_run_t *nruns, mc_box_t *stripes)
+static mc_status_t plan_piece(mc_plan_t *plan, int64_t i, int spread, mc_loads_t *loads,
+                              mc_host_run_t *hruns, mc_host_run_t *nruns, mc_box_t *stripes)
 {
     const mc_piece_t *p = &plan->pieces->pieces[i];
     const mc_topology_t *topo = plan->topo;
@@ -28,7 +34,11 @@ static mc_status_t plan_piece(mc_plan_t *plan, int64_t i, mc_loads_t *loads, mc_
             s = mc_plan_add_edge(plan, from, n);
         }
     }
-    for (int g = 0; g < nn && !s; g++) {
+    int first = 0; /* spread: the first needing host after the first holder's */
+    while (spread && first < nn && nruns[first].host <= hruns[0].host)
+        first++;
+    for (int turn = 0; turn < nn && !s; turn++) {
+        int g = (turn + first) % nn;
         if (mc_find_run(hruns, nh, nruns[g].host))
             continue;
         const int64_t *needers = p->needers + nruns[g].first;
@@ -37,6 +47,8 @@ static mc_status_t plan_piece(mc_plan_t *plan, int64_t i, mc_loads_t *loads, mc_
             double bytes =
                 (double)(mc_box_volume(&stripes[st], plan->pieces->ndim) * plan->pieces->elem_size);
             int64_t from = mc_least_loaded(p->holders, p->nholders, loads->dev_send);
+            if (spread)
+                from = mc_least_nic_sender(topo, loads, p->holders, p->nholders, from, needers[st]);
             s = mc_plan_add_flow(plan, i, &stripes[st]);
             if (!s)
                 s = mc_plan_add_edge(plan, from, needers[st]);
@@ -71,6 +83,11 @@ static mc_status_t reserve(mc_plan_t *plan)
 
 mc_status_t mc_strategy_local_allgather(mc_plan_t *plan)
 {
+    return mc_local_allgather_build(plan, 0);
+}
+
+mc_status_t mc_local_allgather_build(mc_plan_t *plan, int spread)
+{
     const mc_pieces_t *ps = plan->pieces;
     mc_loads_t loads;
     int64_t most = mc_pieces_most_devices(ps);
@@ -84,7 +101,7 @@ mc_status_t mc_strategy_local_allgather(mc_plan_t *plan)
         s = MC_ERR_NOMEM;
     for (int64_t i = 0; i < ps->npieces && !s; i++)
         if (ps->pieces[i].nneeders > 0)
-            s = plan_piece(plan, i, &loads, hruns, nruns, stripes);
+            s = plan_piece(plan, i, spread, &loads, hruns, nruns, stripes);
     free(hruns);
     free(nruns);
     free(stripes);

@@ -121,6 +121,7 @@ enum {
     POLICY_SCATTER_STAR_LOCAL, /* the stars, a host that holds a piece fed by its own holders */
     POLICY_SCATTER_STAR_LOCAL_FINE,
     POLICY_RAILS_JOINT, /* rails for crossing pieces, each crossing's host chosen with its NICs */
+    POLICY_LOCAL_ALLGATHER_SPREAD, /* local_allgather, senders by NIC, needing hosts in turn */
     /* tried last, against the others' refined plans */
     POLICY_HOST_SCATTER,        /* per needing host, each a star from the host it enters first */
     POLICY_HOST_SCATTER_MIX,    /* the same, each crossing from a holder or that host */
@@ -946,6 +947,9 @@ typedef struct {
     double least; /* about the fewest transfers a candidate's screening makes */
     int uneven;   /* host scatter's stripes may be cut more evenly (mc_stripes_uneven) */
     int rescue;   /* the last rounds: a plan far above the bound gets RESCUE_BUDGET */
+    /* flows and edges of local_allgather's plan (0 until built): its spread variant, as
+     * large, is budgeted only where that is above WORK_BUDGET */
+    double allgather_size;
     /* per policy: its first candidate was judged with more messages than MC_PLAN_MAX_CHUNKS,
      * so one chunk each whatever the cap (mc_plan_set_chunks): built again with a cap it
      * would be a repeat, so it is neither built again nor screened again (screen_again) */
@@ -1251,8 +1255,6 @@ static int scatter_differs(const mc_plan_t *plan)
     return 0;
 }
 
-/* Whether the host scatter policy would build a plan of its own: some piece goes to three or
- * more hosts that hold none of it (with two, the star is the tree the others build). */
 /* Hosts of p's needers that hold none of p, counted up to enough (needers ascend, so a host's
  * needers are consecutive). */
 static int64_t needing_hosts(const mc_topology_t *topo, const mc_piece_t *p, int64_t enough)
@@ -1269,6 +1271,8 @@ static int64_t needing_hosts(const mc_topology_t *topo, const mc_piece_t *p, int
     return hosts;
 }
 
+/* Whether the host scatter policy would build a plan of its own: some piece goes to three or
+ * more hosts that hold none of it (with two, the star is the tree the others build). */
 static int host_scatter_differs(const mc_plan_t *plan)
 {
     const mc_pieces_t *ps = plan->pieces;
@@ -1277,6 +1281,19 @@ static int host_scatter_differs(const mc_plan_t *plan)
     for (int64_t i = 0; i < ps->npieces; i++)
         if (needing_hosts(plan->topo, &ps->pieces[i], 3) >= 3)
             return 1;
+    return 0;
+}
+
+/* Whether local_allgather spread can differ from local_allgather: some piece goes to a host
+ * that holds none of it from more than one holder, or to two or more such hosts. */
+static int spread_differs(const mc_plan_t *plan)
+{
+    const mc_pieces_t *ps = plan->pieces;
+    for (int64_t i = 0; i < ps->npieces; i++) {
+        int64_t hosts = needing_hosts(plan->topo, &ps->pieces[i], 2);
+        if (hosts >= 2 || (hosts == 1 && ps->pieces[i].nholders > 1))
+            return 1;
+    }
     return 0;
 }
 
@@ -1376,7 +1393,8 @@ static mc_status_t build_policy(mc_plan_t *alt, int policy, int *built)
         s = mc_strategy_send_recv(alt);
         break;
     case POLICY_LOCAL_ALLGATHER:
-        s = mc_strategy_local_allgather(alt);
+    case POLICY_LOCAL_ALLGATHER_SPREAD:
+        s = mc_local_allgather_build(alt, policy == POLICY_LOCAL_ALLGATHER_SPREAD);
         break;
     case POLICY_BROADCAST_FIRST:
     case POLICY_BROADCAST_LB_SIZE:
@@ -1536,10 +1554,15 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
      * slower than those strategies; so are direct sends and NIC split, about as small (a flow
      * or two per delivery, no stripes), which the stripe policies before them could starve
      * (g0200 of seed 2 at --max-hosts 128: fine stripes of 53,858 flows spent the budget and
-     * NIC split, 1.868 -> 1.072 of the bound, was never built) */
-    int budgeted = policy != POLICY_DIRECT && policy != POLICY_NIC_SPLIT &&
-                   policy != POLICY_NIC_SPLIT_PARTS &&
-                   (policy < POLICY_SEND_RECV || policy > POLICY_BROADCAST_LB_ORDER);
+     * NIC split, 1.868 -> 1.072 of the bound, was never built); and so is local_allgather
+     * spread where local_allgather's plan was small (seed 2's g0152 on dgx-h100-rails, 512 MiB
+     * all-gathered over 32 hosts: the stripe policies spent the budget, 1.312 of the bound
+     * where spread makes 1.039), not where it was large (8.33M edges at 1,024 devices) */
+    int budgeted = policy == POLICY_LOCAL_ALLGATHER_SPREAD
+                       ? best->allgather_size > WORK_BUDGET
+                       : policy != POLICY_DIRECT && policy != POLICY_NIC_SPLIT &&
+                             policy != POLICY_NIC_SPLIT_PARTS &&
+                             (policy < POLICY_SEND_RECV || policy > POLICY_BROADCAST_LB_ORDER);
     best->last = best->cand_floor = INFINITY;
     best->last_floor = 0;
     if (cap > 0 && best->capless[policy])
@@ -1555,6 +1578,8 @@ static mc_status_t try_policy(mc_plan_t *plan, int policy, int64_t cap, best_t *
     mc_plan_t alt = spare_candidate(plan, cap, best);
     mc_status_t s = build_policy(&alt, policy, &built);
     best->work += (double)alt.nflows; /* a flow built costs about a transfer simulated */
+    if (policy == POLICY_LOCAL_ALLGATHER)
+        best->allgather_size = (double)(alt.nflows + alt.nedges);
     if (!s && built)
         s = mc_plan_set_chunks(&alt);
     if (!s && built && cap == 0 && alt.nedges > MC_PLAN_MAX_CHUNKS)
@@ -2168,6 +2193,21 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     if (!s && refine && best.full < before_joint)
         s = try_chunk_cap(plan, &best);
     if (!s && best.full < before_joint && last_round(plan, &best))
+        s = try_more_chunks(plan, &best);
+    /* local_allgather spread, last of all (a plan only gets faster; as a first-round candidate
+     * it won plans that the later rounds then refined less: 4 of 2,250 per-NIC plans slower,
+     * up to 6.5%), while the plan is above the bound like the strategies' plans, with the
+     * formula's chunks and with LEAST_CAP (a needer forwards its stripe to its mates as its
+     * chunks arrive: 8 MiB over 3 dgx-h100-rails hosts, 350 KB stripes of one chunk each, lost
+     * to 1.272 of the bound, 1.070 in 64 KiB chunks), its chunks refined where it won */
+    double before_spread = best.full;
+    int spread = !s && !pairs && spread_differs(plan);
+    for (int k = 0; k < 2 && spread && !s; k++)
+        if (best.full > 1.001 * plan->stats.lower_bound_s)
+            s = try_policy(plan, POLICY_LOCAL_ALLGATHER_SPREAD, k ? LEAST_CAP : 0, &best);
+    if (!s && refine && best.full < before_spread)
+        s = try_chunk_cap(plan, &best);
+    if (!s && best.full < before_spread && last_round(plan, &best))
         s = try_more_chunks(plan, &best);
     plan->stats.estimate_s = best.full;
     free(best.spare.flows);

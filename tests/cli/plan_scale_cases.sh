@@ -104,6 +104,12 @@ cases=(
     "g0043 of seed 5 on dgx-h100-rails|two pieces through one NIC of a holder host|1.25|--topology dgx-h100-rails --hosts 35 --dtype bf16 --shape 256,32768 --src-mesh 21x8 --src-spec S1R --src-devices 112-279 --dst-mesh 14x8 --dst-spec S10R --dst-devices 0-111"
     # the same on dgx-a100-rails, seed 3's g0115: 8 MiB from 19 hosts to 10: 1.301 -> 1.077
     "g0115 of seed 3 on dgx-a100-rails|two pieces through one NIC of a holder host|1.15|--topology dgx-a100-rails --hosts 38 --dtype bf16 --shape 512,8192 --src-mesh 19x8 --src-spec S1R --src-devices 112-263 --dst-mesh 10x8 --dst-spec RS0 --dst-devices 16-95"
+    # 512 MiB all-gathered over 32 dgx-h100-rails hosts, each host's slice on all its devices
+    # (RS0 -> RR): local_allgather sent most stripes between rails and every holder host fed
+    # host 7 first, and the stripe policies spent the work budget, 1.312; spread 1.039
+    "g0152 of seed 2 on dgx-h100-rails|local_allgather between rails|1.10|--topology dgx-h100-rails --hosts 40 --dtype bf16 --shape 131072,2048 --src-mesh 32x8 --src-spec RS0 --src-devices 56-311 --dst-mesh 32x8 --dst-spec RR --dst-devices 56-311"
+    # the same over 10 hosts, 8 MiB (S0R -> RR): the scatter stars crossed rails, 1.461; 1.188
+    "g0025 of seed 4 on dgx-h100-rails|local_allgather between rails|1.25|--topology dgx-h100-rails --hosts 10 --dtype bf16 --shape 256,16384 --src-mesh 10x8 --src-spec S0R --src-devices 0-79 --dst-mesh 10x8 --dst-spec RR --dst-devices 0-79"
     "g0154 of seed 1 on dgx-h100-rails|crossings that swapped rails|1.22|--topology dgx-h100-rails --hosts 22 --dtype bf16 --shape 256,512,512 --src-mesh 17x8 --src-spec S0RS1 --src-devices 16-151 --dst-mesh 17x8 --dst-spec RS10R --dst-devices 16-151"
     # bench --generate --topology <16 devices and 16 NICs per host, on rails>, seed 11: a 4 GiB
     # all-to-all inside 9 hosts whose rows are cut unevenly by 9 and 144, so each host's last

@@ -521,13 +521,34 @@ static void test_rails_joint(void **state)
     reshard_destroy(&r);
 }
 
+/* local_allgather spread: 8 MiB whose row blocks each host holds on all 8 devices, all-gathered
+ * over 3 dgx-h100-rails hosts (S0R -> RR, g0152 of seed 2 at a smaller scale). Sent from the
+ * least-loaded holder, most stripes cross between rails (+10 us each), and every holder host
+ * first feeds the same host (1.272x the bound); from the holder on the needer's rail, each
+ * host first feeding the next, 1.075. */
+static void test_allgather_spread(void **state)
+{
+    (void)state;
+    const int64_t shape[2] = {256, 8192};
+    reshard_t r;
+    mc_topology_t *topo = NULL;
+    reshard_create(&r, 2, shape, "3x8", "0-23", "S0R", "3x8", "0-23", "RR");
+    assert_int_equal(mc_topology_load("dgx-h100-rails", &topo), MC_OK);
+    assert_int_equal(mc_topology_set_hosts(topo, 3), MC_OK);
+    mc_plan_t *plan = plan_within(&r, topo, 1.15, "local_allgather spread");
+    run_checked(plan, &r, 37);
+    mc_plan_destroy(plan);
+    mc_topology_destroy(topo);
+    reshard_destroy(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_random_cases),    cmocka_unit_test(test_scale_shapes),
         cmocka_unit_test(test_rail_stripes),    cmocka_unit_test(test_rails_rebalanced),
         cmocka_unit_test(test_nic_split_parts), cmocka_unit_test(test_nic_split_pxn),
-        cmocka_unit_test(test_rails_joint),
+        cmocka_unit_test(test_rails_joint),     cmocka_unit_test(test_allgather_spread),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
