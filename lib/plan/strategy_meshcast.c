@@ -1940,6 +1940,19 @@ static mc_status_t try_more_chunks(mc_plan_t *plan, best_t *best)
     return s ? s : mc_plan_set_chunks(plan);
 }
 
+/* A last-of-all candidate's chunks refined where it won (the kept plan's estimate is below
+ * before, the estimate it had before the candidate was judged): the chunk caps where the plan
+ * is refined, then more chunks under the last rounds' conditions. */
+static mc_status_t refine_winner(mc_plan_t *plan, best_t *best, double before, int refine)
+{
+    mc_status_t s = MC_OK;
+    if (refine && best->full < before)
+        s = try_chunk_cap(plan, best);
+    if (!s && best->full < before && last_round(plan, best))
+        s = try_more_chunks(plan, best);
+    return s;
+}
+
 /* Plans with the stripe policy first, then tries the others and keeps whichever the
  * simulator finds fastest (a repeat of a plan already judged, or one whose floor — busiest
  * port, longest path — is the best's estimate or more, is not simulated; the others are screened
@@ -2190,25 +2203,21 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     double before_joint = best.full;
     if (!s && rails && plan->pieces->npieces <= LEAST_MAX_PIECES && last_round(plan, &best))
         s = try_policy(plan, POLICY_RAILS_JOINT, 0, &best);
-    if (!s && refine && best.full < before_joint)
-        s = try_chunk_cap(plan, &best);
-    if (!s && best.full < before_joint && last_round(plan, &best))
-        s = try_more_chunks(plan, &best);
+    if (!s)
+        s = refine_winner(plan, &best, before_joint, refine);
     /* local_allgather spread, last of all (a plan only gets faster; as a first-round candidate
      * it won plans that the later rounds then refined less: 4 of 2,250 per-NIC plans slower,
      * up to 6.5%), while the plan is above the bound like the strategies' plans, with the
      * formula's chunks and with LEAST_CAP (a needer forwards its stripe to its mates as its
      * chunks arrive: 8 MiB over 3 dgx-h100-rails hosts, 350 KB stripes of one chunk each, lost
-     * to 1.272 of the bound, 1.070 in 64 KiB chunks), its chunks refined where it won */
+     * to 1.272 of the bound, 1.075 in 64 KiB chunks), its chunks refined where it won */
     double before_spread = best.full;
     int spread = !s && !pairs && spread_differs(plan);
     for (int k = 0; k < 2 && spread && !s; k++)
         if (best.full > 1.001 * plan->stats.lower_bound_s)
             s = try_policy(plan, POLICY_LOCAL_ALLGATHER_SPREAD, k ? LEAST_CAP : 0, &best);
-    if (!s && refine && best.full < before_spread)
-        s = try_chunk_cap(plan, &best);
-    if (!s && best.full < before_spread && last_round(plan, &best))
-        s = try_more_chunks(plan, &best);
+    if (!s)
+        s = refine_winner(plan, &best, before_spread, refine);
     plan->stats.estimate_s = best.full;
     free(best.spare.flows);
     free(best.spare.edges);

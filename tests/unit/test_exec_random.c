@@ -326,6 +326,20 @@ static void run_checked(const mc_plan_t *plan, const reshard_t *r, uint64_t seed
         fail_msg("%lld wrong elements", (long long)wrong);
 }
 
+/* r planned on `hosts` hosts of a built-in profile within most times the bound (plan_within)
+ * and executed (run_checked). */
+static void check_on_profile(const reshard_t *r, const char *profile, int64_t hosts, double most,
+                             const char *lacking, uint64_t seed)
+{
+    mc_topology_t *topo = NULL;
+    assert_int_equal(mc_topology_load(profile, &topo), MC_OK);
+    assert_int_equal(mc_topology_set_hosts(topo, hosts), MC_OK);
+    mc_plan_t *plan = plan_within(r, topo, most, lacking);
+    run_checked(plan, r, seed);
+    mc_plan_destroy(plan);
+    mc_topology_destroy(topo);
+}
+
 /* Rail stripes on a rail-optimized cluster (a NIC per device): 2.5 MiB held by groups of 4
  * devices (half a host's NICs) and needed by one device each on other hosts. One stripe per
  * piece crosses on one NIC at each end (1.68x the bound); a stripe per NIC, entering and
@@ -510,14 +524,8 @@ static void test_rails_joint(void **state)
     (void)state;
     const int64_t shape[2] = {1024, 4096};
     reshard_t r;
-    mc_topology_t *topo = NULL;
     reshard_create(&r, 2, shape, "2x8", "32-47", "S1S0", "2x8", "0-15", "RS1");
-    assert_int_equal(mc_topology_load("dgx-h100-rails", &topo), MC_OK);
-    assert_int_equal(mc_topology_set_hosts(topo, 6), MC_OK);
-    mc_plan_t *plan = plan_within(&r, topo, 1.15, "crossings' hosts ranked by host egress");
-    run_checked(plan, &r, 31);
-    mc_plan_destroy(plan);
-    mc_topology_destroy(topo);
+    check_on_profile(&r, "dgx-h100-rails", 6, 1.15, "crossings' hosts ranked by host egress", 31);
     reshard_destroy(&r);
 }
 
@@ -531,14 +539,8 @@ static void test_allgather_spread(void **state)
     (void)state;
     const int64_t shape[2] = {256, 8192};
     reshard_t r;
-    mc_topology_t *topo = NULL;
     reshard_create(&r, 2, shape, "3x8", "0-23", "S0R", "3x8", "0-23", "RR");
-    assert_int_equal(mc_topology_load("dgx-h100-rails", &topo), MC_OK);
-    assert_int_equal(mc_topology_set_hosts(topo, 3), MC_OK);
-    mc_plan_t *plan = plan_within(&r, topo, 1.15, "local_allgather spread");
-    run_checked(plan, &r, 37);
-    mc_plan_destroy(plan);
-    mc_topology_destroy(topo);
+    check_on_profile(&r, "dgx-h100-rails", 3, 1.15, "local_allgather spread", 37);
     reshard_destroy(&r);
 }
 
