@@ -950,6 +950,10 @@ typedef struct {
     /* flows and edges of local_allgather's plan (0 until built): its spread variant, as
      * large, is budgeted only where that is above WORK_BUDGET */
     double allgather_size;
+    /* the multi-tree (stripes per piece) whose estimate came closest to the kept plan's, and
+     * that estimate (0 and infinite until one is judged): try_multitree_chunks */
+    int multitree_k;
+    double multitree_est;
     /* per policy: its first candidate was judged with more messages than MC_PLAN_MAX_CHUNKS,
      * so one chunk each whatever the cap (mc_plan_set_chunks): built again with a cap it
      * would be a repeat, so it is neither built again nor screened again (screen_again) */
@@ -1851,8 +1855,18 @@ static int multitree_differs(const mc_plan_t *plan)
     return 0;
 }
 
+/* Multi-tree k with at most max_chunks chunk transfers (0: MC_PLAN_MAX_CHUNKS) into *alt. */
+static mc_status_t build_multitree(const mc_plan_t *plan, int k, int64_t max_chunks, mc_plan_t *alt)
+{
+    *alt = candidate(plan, MULTITREE_CAP);
+    alt->max_chunks = max_chunks;
+    mc_status_t s = mc_strategy_multitree(alt, k, MULTITREE_STRIPE_BYTES);
+    return s ? s : mc_plan_set_chunks(alt);
+}
+
 /* Multi-trees of 4, 8 and 16 stripes per piece, and as many as the hosts' NICs, each kept
- * if the simulator finds it faster, while the plan still misses the target. */
+ * if the simulator finds it faster, while the plan still misses the target; the one that
+ * came closest is remembered for try_multitree_chunks. */
 static mc_status_t try_multitree(mc_plan_t *plan, best_t *best)
 {
     int nics = mc_topology_nics_per_host(plan->topo), ks[] = {4, 8, 16, nics};
@@ -1860,12 +1874,49 @@ static mc_status_t try_multitree(mc_plan_t *plan, best_t *best)
     for (int i = 0; i < 4 && !s && last_round(plan, best); i++) {
         if (ks[i] < 2 || (i == 3 && (nics == 4 || nics == 8 || nics == 16)))
             continue;
-        mc_plan_t alt = candidate(plan, MULTITREE_CAP);
-        s = mc_strategy_multitree(&alt, ks[i], MULTITREE_STRIPE_BYTES);
-        if (!s)
-            s = mc_plan_set_chunks(&alt);
+        mc_plan_t alt;
+        s = build_multitree(plan, ks[i], 0, &alt);
         s = settle(plan, &alt, best, s, 1);
+        if (!s && best->last < best->multitree_est) {
+            best->multitree_est = best->last;
+            best->multitree_k = ks[i];
+        }
     }
+    return s;
+}
+
+/* The multi-tree that came closest (try_multitree) once more with up to
+ * MC_PLAN_MAX_REFINED_CHUNKS chunk transfers where MC_PLAN_MAX_CHUNKS grew its chunks, last of
+ * all (after more chunks, which a chain of large stripes needs: 16 GiB along the rails of 12
+ * dgx-h100-rails hosts, 1.060 of the bound, 1.140 where this came first and spent the budget),
+ * while the plan is still above LEAST_ABOVE_BOUND times the bound and the multi-tree was
+ * within SECOND_SLACK of it: a broadcast to many hosts has a chunk transfer per device of every
+ * needing host per chunk, so at 2^15 its chunks are megabytes and each tree level waits a few
+ * of them, where host scatter, which beat it there, is at one chunk per message already (seed
+ * 6's g0199 at --max-hosts 128: 128 MiB from 8 p3.8xlarge hosts to 104 others, 4 stripes 1.312
+ * of the bound against host scatter's 1.307, 1.109 at 2^18). One simulation of at most 2^18
+ * transfers, outside the work budget (which counts it). */
+static mc_status_t try_multitree_chunks(mc_plan_t *plan, best_t *best)
+{
+    if (best->multitree_k == 0 || best->multitree_est > SECOND_SLACK * best->full ||
+        best->full <= LEAST_ABOVE_BOUND * plan->stats.lower_bound_s)
+        return MC_OK;
+    mc_plan_t alt;
+    double full = 0, capped = 0, t = 0;
+    mc_status_t s = build_multitree(plan, best->multitree_k, MC_PLAN_MAX_REFINED_CHUNKS, &alt);
+    if (!s)
+        transfers(&alt, &full, &capped);
+    /* more transfers than MC_PLAN_MAX_CHUNKS beyond one per message: that cap grew them */
+    if (!s && full > (double)(MC_PLAN_MAX_CHUNKS + alt.nedges)) {
+        best->work += full;
+        if (!(s = mc_plan_simulate_reusing(&alt, best->full, best->sim, &t)) && t < best->full) {
+            adopt(plan, &alt);
+            plan->max_chunks = MC_PLAN_MAX_REFINED_CHUNKS; /* its chunks, if set again */
+            best->full = t;
+            best->full_floor = -1;
+        }
+    }
+    spare_keep(best, &alt);
     return s;
 }
 
@@ -1919,7 +1970,8 @@ static mc_status_t try_more_chunks(mc_plan_t *plan, best_t *best)
     double left = work_budget(plan, best) - best->work;
     int64_t most =
         left < (double)MC_PLAN_MAX_REFINED_CHUNKS ? (int64_t)left : MC_PLAN_MAX_REFINED_CHUNKS;
-    if (most <= MC_PLAN_MAX_CHUNKS || plan->nedges >= most)
+    int64_t kept = plan->max_chunks; /* raised already where a multi-tree won at more */
+    if (most <= (kept > 0 ? kept : MC_PLAN_MAX_CHUNKS) || plan->nedges >= most)
         return MC_OK; /* no room, or one chunk per message whatever the cap */
     int64_t before = chunk_sum(plan);
     double t = 0;
@@ -1936,7 +1988,7 @@ static mc_status_t try_more_chunks(mc_plan_t *plan, best_t *best)
             return MC_OK;
         }
     }
-    plan->max_chunks = 0;
+    plan->max_chunks = kept;
     return s ? s : mc_plan_set_chunks(plan);
 }
 
@@ -1964,7 +2016,8 @@ static mc_status_t refine_winner(mc_plan_t *plan, best_t *best, double before, i
  * plan->stats. */
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
 {
-    best_t best = {.screened = INFINITY, .full = INFINITY, .full_floor = -1};
+    best_t best = {
+        .screened = INFINITY, .full = INFINITY, .full_floor = -1, .multitree_est = INFINITY};
     int keep;
     mc_status_t s = MC_OK;
     if (!(best.sim = mc_sim_scratch_new()))
@@ -2218,6 +2271,9 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
             s = try_policy(plan, POLICY_LOCAL_ALLGATHER_SPREAD, k ? LEAST_CAP : 0, &best);
     if (!s)
         s = refine_winner(plan, &best, before_spread, refine);
+    /* the closest multi-tree with more chunks, last of all (try_multitree_chunks) */
+    if (!s)
+        s = try_multitree_chunks(plan, &best);
     plan->stats.estimate_s = best.full;
     free(best.spare.flows);
     free(best.spare.edges);

@@ -133,6 +133,12 @@ cases=(
     # parts 1.304 (which queue up at the needers' NICs)
     "an all-to-all inside 6 r4 hosts|NIC split's whole shares|1.15|--topology SRC/benchmarks/results/scale/unseen-profiles/r4.topo --hosts 6 --dtype f32 --shape 48,256,1024 --src-mesh 6x4 --src-spec S1RR --src-devices 0-23 --dst-mesh 6x4 --dst-spec S0S1R --dst-devices 0-23"
     "g0184 of seed 1 at 128 hosts|lb_order beyond its first-round limit|1.01|--topology dgx-h100 --hosts 61 --dtype bf16 --shape 64,1024,512 --src-mesh 46x8 --src-spec RS1S0 --src-devices 96-463 --dst-mesh 46x8 --dst-spec S10RR --dst-devices 96-463"
+    # broadcasts to many hosts: multi-trees at 2^15 chunk transfers (chunks of megabytes, a few
+    # per tree level) lost to host scatter, which has one chunk per message already; the closest
+    # multi-tree once more with up to 2^18: 1.307 -> 1.109, 1.404 -> 1.167, 1.694 -> 1.255
+    "g0199 of seed 6 at 128 hosts|multi-trees' chunks grown by the chunk cap|1.15|--topology p3.8xlarge --hosts 120 --dtype bf16 --shape 8192,8192 --src-mesh 8x4 --src-spec RS1 --src-devices 436-467 --dst-mesh 104x4 --dst-spec RR --dst-devices 4-419"
+    "g0104 of seed 8 at 128 hosts|multi-trees' chunks grown by the chunk cap|1.20|--topology dgx-h100 --hosts 96 --dtype bf16 --shape 512,2048,1024 --src-mesh 1x8 --src-spec S0S1R --src-devices 752-759 --dst-mesh 51x8 --dst-spec RRR --dst-devices 328-735"
+    "g0228 of seed 4 on dgx-h100-rails|multi-trees' chunks grown by the chunk cap|1.30|--topology dgx-h100-rails --hosts 40 --dtype bf16 --shape 512,131072,128 --src-mesh 2x8 --src-spec S1RR --src-devices 304-319 --dst-mesh 37x8 --dst-spec RRR --dst-devices 8-303"
 )
 
 for line in "${cases[@]}"; do
