@@ -1970,7 +1970,10 @@ static mc_status_t try_more_chunks(mc_plan_t *plan, best_t *best)
     double left = work_budget(plan, best) - best->work;
     int64_t most =
         left < (double)MC_PLAN_MAX_REFINED_CHUNKS ? (int64_t)left : MC_PLAN_MAX_REFINED_CHUNKS;
-    int64_t kept = plan->max_chunks; /* raised already where a multi-tree won at more */
+    /* raised already where an earlier call won (after rails joint or spread, the kept plan
+     * may have been refined so before): its estimate is for those chunks, so fewer are not
+     * tried and a failed try restores them */
+    int64_t kept = plan->max_chunks;
     if (most <= (kept > 0 ? kept : MC_PLAN_MAX_CHUNKS) || plan->nedges >= most)
         return MC_OK; /* no room, or one chunk per message whatever the cap */
     int64_t before = chunk_sum(plan);
