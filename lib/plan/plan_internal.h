@@ -74,6 +74,8 @@ mc_status_t mc_strategy_local_allgather(mc_plan_t *plan);
 /* local_allgather's plan, with spread (meshcast's candidate) its crossings sent from the
  * holder whose NIC is free first and its needing hosts visited in turn from the holder's on. */
 mc_status_t mc_local_allgather_build(mc_plan_t *plan, int spread);
+/* At most how many flows and edges (together) local_allgather's plan of the pieces has. */
+mc_status_t mc_local_allgather_most(const mc_pieces_t *ps, const mc_topology_t *topo, double *size);
 mc_status_t mc_strategy_broadcast(mc_plan_t *plan);
 mc_status_t mc_strategy_meshcast(mc_plan_t *plan);
 /* Direct sends with a NIC share of the pieces a needer's own host holds, when other hosts

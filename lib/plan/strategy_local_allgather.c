@@ -64,21 +64,53 @@ static mc_status_t plan_piece(mc_plan_t *plan, int64_t i, int spread, mc_loads_t
     return s;
 }
 
+/* The most flows and edges plan_piece makes: per piece a flow for the hosts that hold it,
+ * an edge to each of their needers; per host of k needers that holds nothing, at most k
+ * stripes (a flow each) sent to each of the k needers. */
+static mc_status_t most_size(const mc_pieces_t *ps, const mc_topology_t *topo, int64_t *flows,
+                             int64_t *edges)
+{
+    int64_t most = mc_pieces_most_devices(ps);
+    mc_host_run_t *hruns = mc_calloc((size_t)most + 1, sizeof *hruns);
+    mc_host_run_t *nruns = mc_calloc((size_t)most + 1, sizeof *nruns);
+    *flows = *edges = 0;
+    for (int64_t i = 0; i < ps->npieces && hruns && nruns; i++) {
+        const mc_piece_t *p = &ps->pieces[i];
+        int nh = mc_group_by_host(topo, p->holders, p->nholders, hruns);
+        int nn = mc_group_by_host(topo, p->needers, p->nneeders, nruns);
+        int local = 0;
+        for (int g = 0; g < nn; g++) {
+            int64_t k = nruns[g].count;
+            if (mc_find_run(hruns, nh, nruns[g].host)) {
+                *flows += !local++;
+                *edges += k * k;
+            } else {
+                *flows += k;
+                *edges += k * k;
+            }
+        }
+    }
+    mc_status_t s = hruns && nruns ? MC_OK : mc_error(MC_ERR_NOMEM, "out of memory planning");
+    free(hruns);
+    free(nruns);
+    return s;
+}
+
 /* Reserves the flows and edges the plan makes at most, so that they are not grown and copied
- * piece by piece (a plan of 250,000 edges copied 10 MB): a piece makes a flow for the hosts
- * that hold it and at most a stripe per needer elsewhere, and a host's stripes (or its
- * needers' edges) at most k edges to each of its k needers, k at most a host's devices. */
+ * piece by piece (a plan of 250,000 edges copied 10 MB). */
 static mc_status_t reserve(mc_plan_t *plan)
 {
-    const mc_pieces_t *ps = plan->pieces;
-    int64_t dph = mc_topology_devices_per_host(plan->topo);
-    int64_t flows = plan->nflows + 1, edges = plan->nedges + 1;
-    for (int64_t i = 0; i < ps->npieces; i++) {
-        int64_t n = ps->pieces[i].nneeders;
-        flows += n > 0 ? 1 + n : 0;
-        edges += n * (dph > 0 && dph < n ? dph : n);
-    }
-    return mc_plan_reserve(plan, flows, edges);
+    int64_t flows, edges;
+    mc_status_t s = most_size(plan->pieces, plan->topo, &flows, &edges);
+    return s ? s : mc_plan_reserve(plan, plan->nflows + flows + 1, plan->nedges + edges + 1);
+}
+
+mc_status_t mc_local_allgather_most(const mc_pieces_t *ps, const mc_topology_t *topo, double *size)
+{
+    int64_t flows, edges;
+    mc_status_t s = most_size(ps, topo, &flows, &edges);
+    *size = (double)flows + (double)edges;
+    return s;
 }
 
 mc_status_t mc_strategy_local_allgather(mc_plan_t *plan)
