@@ -83,7 +83,7 @@ static mc_status_t most_size(const mc_pieces_t *ps, const mc_topology_t *topo, i
             int64_t k = nruns[g].count;
             if (mc_find_run(hruns, nh, nruns[g].host)) {
                 *flows += !local++;
-                *edges += k * k;
+                *edges += k;
             } else {
                 *flows += k;
                 *edges += k * k;
