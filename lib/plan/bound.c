@@ -5,6 +5,10 @@
  *   rails out:      E_A ≤ Σ_j B_j·(T − α_nic − [j ∈ U_A]·min(α_intra, α_nic))⁺, E_A: bytes only
  *                   host A holds that other hosts need, U_A: A's ports on whose rail none of
  *                   their needers sits (mc_bound_rails_out)
+ *   rails in:       per needer d no holder's rail reaches, R_d ≤ Σ_k B·L_k(T): each NIC port k
+ *                   of d's host passes d's bytes only in its latency windows (d's own rail:
+ *                   a hop before or the spine; a holder's rail: a hop after; another rail:
+ *                   both) (mc_bound_rails_in)
  *   host set out:   max_X E(X) / B_out(X)  (max-closure, parametric min-cut) + α_nic
  *   all NICs:       Σ_h R_h / Σ_h B_out(h)                               + α_nic
  *   device in/out:  R_d ≤ B_intra·(T − α_intra)⁺ + B_in(h(d))·(T − α_nic)⁺, and E_d likewise
@@ -577,6 +581,11 @@ mc_status_t mc_bound_compute(const mc_pieces_t *pieces, const mc_topology_t *top
     }
     /* rails: what reaches a needer from no holder on its rail pays a hop or the spine */
     if ((s = mc_bound_rails(pieces, topo, bin, &t)))
+        goto out;
+    if (t > bound)
+        bound = t;
+    /* rails in: each port of a needer's host with its own windows (a hop before, after) */
+    if ((s = mc_bound_rails_in(pieces, topo, &t)))
         goto out;
     if (t > bound)
         bound = t;

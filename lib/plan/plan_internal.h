@@ -300,6 +300,11 @@ mc_status_t mc_bound_rails(const mc_pieces_t *pieces, const mc_topology_t *topo,
  * sources (lib/plan/bound_rails_out.c). */
 mc_status_t mc_bound_rails_out(const mc_pieces_t *pieces, const mc_topology_t *topo,
                                double *seconds);
+/* The rails-in term: the least T by which each needer that no holder's rail reaches can take
+ * its bytes through its host's NIC ports, each port with its own latency windows
+ * (lib/plan/bound_rails_in.c). */
+mc_status_t mc_bound_rails_in(const mc_pieces_t *pieces, const mc_topology_t *topo,
+                              double *seconds);
 
 /* Membership tests on a piece's sorted holder / needer lists. */
 int mc_piece_needs(const mc_piece_t *p, int64_t device);

@@ -41,6 +41,11 @@ cases=(
     # meshcast's 16.02 us plan, which passes some bytes through a NIC port while others are
     # still on their PXN hop (bound_rails.c: Q_h / (2 B_in(h)))
     "g0219 of seed 102 on dgx-a100-rails|rails term above a plan|1.10|--topology dgx-a100-rails --hosts 29 --dtype bf16 --shape 64,128,256 --src-mesh 9x8 --src-spec S0RS1 --src-devices 56-127 --dst-mesh 5x8 --dst-spec S0S1R --dst-devices 8-47"
+    # 4 MiB from 16 holders, all on rail 0, to every device of 15 hosts: the rails term's
+    # 13.35 us (alpha_nic + delta, then half the host's NICs) let every port pass from 13 us,
+    # 1.389 of the bound; a device on rails 1-7 takes its bytes through its own port and rail
+    # 0's by 13 us and through the six others only from 16 us (bound_rails_in.c): 15.83 us, 1.172
+    "g0247 of seed 2 on dgx-h100-rails|rails-in term: each port its windows|1.20|--topology dgx-h100-rails --hosts 37 --dtype bf16 --shape 16,1024,128 --src-mesh 19x8 --src-spec S10RR --src-devices 0-151 --dst-mesh 15x8 --dst-spec RS0R --dst-devices 152-271"
     # an all-to-all inside hosts whose data other hosts hold on other rails: NIC split balanced
     # its NIC shares over hosts, and one NIC of a host took several (1.881; per NIC: 1.074)
     "g0193 of seed 102 on dgx-h100-rails|NIC shares balanced per host, not per NIC|1.10|--topology dgx-h100-rails --hosts 33 --dtype bf16 --shape 65536,65536 --src-mesh 8x8 --src-spec S1R --src-devices 112-175 --dst-mesh 8x8 --dst-spec S0S1 --dst-devices 112-175"
