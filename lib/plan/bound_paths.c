@@ -9,7 +9,8 @@
  * and for a host's needing devices together (their n in-ports and the NIC). The fluid terms
  * charge the smaller latency once for both ports; this charges each port its own, which
  * matters when the bytes are few: a device that takes 4.6 MB from a host mate (450 GB/s,
- * 3 us) or over the NIC (400 GB/s, 10 us) needs 11.7 us, where the fluid term says 8.4. */
+ * 3 us) or over the NIC (400 GB/s, 10 us) needs 11.7 us, where the fluid term says 8.4.
+ * mc_bound_ramps is the same for any few ports (the senders and rails-in terms). */
 #include "plan_internal.h"
 
 double mc_bound_paths(double bytes, double b1, double a1, double b2, double a2)
@@ -28,4 +29,27 @@ double mc_bound_paths(double bytes, double b1, double a1, double b2, double a2)
     if (b1 * (a2 - a1) >= bytes) /* done through the first before the second delivers */
         return a1 + bytes / b1;
     return (bytes + b1 * a1 + b2 * a2) / (b1 + b2);
+}
+
+double mc_bound_ramps(double bytes, const double *rate, const double *start, int n)
+{
+    int order[MC_BOUND_RAMPS_MAX];
+    for (int i = 0; i < n; i++) { /* by start, insertion sort: a few ramps */
+        int j = i;
+        for (; j > 0 && start[order[j - 1]] > start[i]; j--)
+            order[j] = order[j - 1];
+        order[j] = i;
+    }
+    double slope = 0, at = 0, t = n > 0 ? start[order[0]] : 0;
+    for (int k = 0; k < n; k++) {
+        int i = order[k];
+        /* delivered by start[i] with the ramps begun before it */
+        double next = at + slope * (start[i] - t);
+        if (slope > 0 && next >= bytes)
+            return t + (bytes - at) / slope;
+        at = next;
+        t = start[i];
+        slope += rate[i];
+    }
+    return slope > 0 ? t + (bytes - at) / slope : 0;
 }

@@ -28,40 +28,18 @@
 #include "topology/topology_internal.h"
 #include "util/util.h"
 
-/* Length of [late, end] ∪ [0, end − spine] within [0, ∞): passages that start late or
- * arrive a spine later. */
-static double window(double end, double late, double spine)
+/* The least T by which d's host's ports pass bytes to d: its own port, e ports on a holder's
+ * rail of some of its pieces and o on none. A window [δ, x] ∪ [0, x − α_s] has length
+ * (x − δ)⁺ + (x − α_s)⁺ − (x − α_s − δ)⁺ (the second part is at most δ long). */
+static double least_time(double bytes, double rate, double nic, double intra, double delta,
+                         double spine, int64_t e, int64_t o)
 {
-    double a = end - late > 0 ? end - late : 0, b = end - spine > 0 ? end - spine : 0;
-    return a + (b < late ? b : late);
-}
-
-typedef struct {
-    double nic, intra, delta, spine, rate;
-} rails_lat_t;
-
-/* Bytes d's host's ports (own: d's rail; early: ports on a holder's rail of some of d's
- * pieces, late: the others) can pass to d by T. */
-static double reach(const rails_lat_t *l, double t, int64_t early, int64_t late)
-{
-    double own = window(t - l->nic, l->delta, l->spine);
-    double hop = t - l->nic - l->intra;
-    double e = hop > 0 ? hop : 0, o = window(hop, l->delta, l->spine);
-    return l->rate * (own + (double)early * e + (double)late * o);
-}
-
-/* The least T at which reach() holds bytes (reach grows with T without bound). */
-static double least_time(const rails_lat_t *l, double bytes, int64_t early, int64_t late)
-{
-    double lo = l->nic, hi = l->nic + l->spine + l->delta + bytes / l->rate;
-    for (int it = 0; it < 100 && hi - lo > 1e-12 * hi; it++) {
-        double mid = 0.5 * (lo + hi);
-        if (reach(l, mid, early, late) >= bytes)
-            hi = mid;
-        else
-            lo = mid;
-    }
-    return hi;
+    double ports[3] = {rate, (double)e * rate, (double)o * rate};
+    double r[7] = {ports[0], ports[0], -ports[0], ports[1], ports[2], ports[2], -ports[2]};
+    double hop = nic + intra; /* the other ports' bytes take a hop inside the host */
+    double start[7] = {nic + delta, nic + spine, nic + spine + delta, hop,
+                       hop + delta, hop + spine, hop + spine + delta};
+    return mc_bound_ramps(bytes, r, start, 7);
 }
 
 mc_status_t mc_bound_rails_in(const mc_pieces_t *pieces, const mc_topology_t *topo, double *seconds)
@@ -106,16 +84,16 @@ mc_status_t mc_bound_rails_in(const mc_pieces_t *pieces, const mc_topology_t *to
     }
     mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA),
               nic = mc_topology_link(topo, MC_LINK_NIC);
-    rails_lat_t l = {nic.latency, intra.latency,
-                     intra.latency < nic.latency ? intra.latency : nic.latency, topo->nic_latency,
-                     1.0 / mc_topology_nic_port_seconds_per_byte(topo)};
+    double delta = intra.latency < nic.latency ? intra.latency : nic.latency;
+    double rate = 1.0 / mc_topology_nic_port_seconds_per_byte(topo);
     for (int64_t d = 0; d < ndev; d++) {
         if (need[d] <= 0)
             continue;
         uint64_t others = sits[mc_host_of(topo, d)] & ~(1ull << mc_topology_nic_index(topo, d));
         int64_t e = __builtin_popcountll(others & early[d]);
         int64_t o = __builtin_popcountll(others & ~early[d]);
-        double t = least_time(&l, need[d], e, o);
+        double t =
+            least_time(need[d], rate, nic.latency, intra.latency, delta, topo->nic_latency, e, o);
         *seconds = t > *seconds ? t : *seconds;
     }
     free(need);

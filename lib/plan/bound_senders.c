@@ -37,38 +37,13 @@
 #include "topology/topology_internal.h"
 #include "util/util.h"
 
-/* The least T with bytes <= Σ_i rate[i]·(T − start[i])⁺ (starts ascending). */
-static double least_time(double bytes, const double *rate, const double *start, int n)
-{
-    double slope = 0, at = 0, t = start[0];
-    for (int i = 0; i < n; i++) {
-        /* delivered by start[i] with the ports open before it */
-        double next = at + slope * (start[i] - t);
-        if (slope > 0 && next >= bytes)
-            return t + (bytes - at) / slope;
-        at = next;
-        t = start[i];
-        slope += rate[i];
-    }
-    return slope > 0 ? t + (bytes - at) / slope : 0;
-}
-
 /* The least T with bytes <= early·(T − α_intra)⁺ + later·(T − α_intra − α_min)⁺
  * + b_in·(T − α_nic)⁺ (rates in bytes/s). */
 static double ports_time(double bytes, double early, double later, double a_intra, double a_min,
                          double b_in, double a_nic)
 {
     double rate[3] = {early, later, b_in}, start[3] = {a_intra, a_intra + a_min, a_nic};
-    for (int i = 1; i < 3; i++) /* insertion sort by start */
-        for (int j = i; j > 0 && start[j] < start[j - 1]; j--) {
-            double t = start[j];
-            start[j] = start[j - 1];
-            start[j - 1] = t;
-            t = rate[j];
-            rate[j] = rate[j - 1];
-            rate[j - 1] = t;
-        }
-    return least_time(bytes, rate, start, 3);
+    return mc_bound_ramps(bytes, rate, start, 3);
 }
 
 static int by_need_descending(const void *a, const void *b)

@@ -254,6 +254,12 @@ mc_status_t mc_bound_relay(mc_relay_item_t *items, int64_t n, double bw, double 
 /* The least T with bytes <= b1·(T − a1)⁺ + b2·(T − a2)⁺: bytes through two ports, each
  * delivering its link latency after it passed them (lib/plan/bound_paths.c). */
 double mc_bound_paths(double bytes, double b1, double a1, double b2, double a2);
+/* The least T with bytes <= Σ_i rate[i]·(T − start[i])⁺, exactly (the sum is piecewise
+ * linear), for at most MC_BOUND_RAMPS_MAX ramps in any order. A rate may be negative where the
+ * sum still never falls: a window that closes, as min(w, (T − s)⁺) = (T − s)⁺ − (T − s − w)⁺
+ * (lib/plan/bound_paths.c). */
+#define MC_BOUND_RAMPS_MAX 8
+double mc_bound_ramps(double bytes, const double *rate, const double *start, int n);
 
 /* The host-port term: max over hosts h and j of paths(the j largest bytes[d] of h's devices
  * summed; j·b1, a1; min(b2, j·b2_port), a2): what a device's own port (b1) cannot carry by T

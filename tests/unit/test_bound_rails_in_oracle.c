@@ -15,34 +15,25 @@
 #include "slab_oracle.h"
 #include "topology/topology_internal.h"
 
-/* The bytes the needer's own port (windows [δ, T − α_nic] and [0, T − 2 α_nic]) and its host's
- * rail-0 port ([0, T − α_nic − α_intra]) can pass by t, written again from the derivation. */
-static double rails_in_reach(double t, double rate, double nic, double intra)
-{
-    double delta = fmin(intra, nic);
-    double own = fmax(t - nic - delta, 0) + fmin(delta, fmax(t - 2 * nic, 0));
-    return rate * (own + fmax(t - nic - intra, 0));
-}
-
 static int rails_in_decides(const mc_plan_t *plan, double bound)
 {
     const mc_topology_t *topo = plan->topo;
     mc_link_t intra = mc_topology_link(topo, MC_LINK_INTRA),
               nic = mc_topology_link(topo, MC_LINK_NIC);
     double b_in = fmin(mc_topology_nic_in(topo), mc_topology_nic_out(topo)), rate = b_in / 2;
+    /* the needer's own port passes in [δ, T − α_nic] ∪ [0, T − 2 α_nic] (the spine is one NIC
+     * latency), its host's rail-0 port in [0, T − α_nic − α_intra]: ramps, the window that
+     * closes as a negative one, written again from the derivation */
+    double delta = fmin(intra.latency, nic.latency), a = nic.latency;
+    double r[4] = {rate, rate, -rate, rate};
+    double start[4] = {a + delta, 2 * a, 2 * a + delta, a + intra.latency};
     double term = 0, slab_most = 0;
     for (int64_t i = 0; i < plan->pieces->npieces; i++) {
-        double bytes = (double)plan->pieces->pieces[i].bytes, lo = 0, hi = 1;
+        double bytes = (double)plan->pieces->pieces[i].bytes;
         slab_most = fmax(slab_most, bytes);
-        while (rails_in_reach(hi, rate, nic.latency, intra.latency) < bytes)
-            hi *= 2;
-        for (int it = 0; it < 200; it++) {
-            double mid = (lo + hi) / 2;
-            *(rails_in_reach(mid, rate, nic.latency, intra.latency) >= bytes ? &hi : &lo) = mid;
-        }
-        term = fmax(term, hi);
+        term = fmax(term, so_staggered(bytes, r, start, 4));
     }
-    double rails = nic.latency + fmin(intra.latency, nic.latency) + slab_most / (2 * b_in);
+    double rails = nic.latency + delta + slab_most / (2 * b_in);
     double host_nic = nic.latency + slab_most / b_in;
     return term >= bound * (1 - 1e-9) && term > rails * (1 + 1e-9) && term > host_nic * (1 + 1e-9);
 }
