@@ -1844,6 +1844,14 @@ static int last_round(const mc_plan_t *plan, const best_t *best)
 #define MULTITREE_STRIPE_BYTES (64 << 10)
 #define MULTITREE_CAP (16 << 10)
 #define MULTITREE_HOSTS 2
+/* A plan still this far above the bound when the multi-trees' turn comes gets them whatever
+ * the work budget has left: a broadcast of gigabytes from few hosts to many on fat nodes
+ * spends the budget on its first candidates (every device of every needing host is a chunk
+ * transfer per chunk), and the host scatter that wins them then is one chunk per message down
+ * a chain of tens of hosts (seed 4's g0222 on a 16-NIC rails profile: 16 GiB from 2 hosts to
+ * 37, 3.730 of the bound; 16 trees 1.952). Rare (2 of 6,000 plans on the three rails
+ * profiles, none of 2,500 on the pooled ones), and each such plan is a loss of 2x or more. */
+#define MULTITREE_FAR 2.0
 
 /* Whether some piece goes from few holder hosts to many needing hosts (multi-trees). */
 static int multitree_differs(const mc_plan_t *plan)
@@ -1879,11 +1887,16 @@ static mc_status_t build_multitree(const mc_plan_t *plan, int k, int64_t max_chu
 /* Multi-trees of 4, 8 and 16 stripes per piece, and as many as the hosts' NICs, each kept
  * if the simulator finds it faster, while the plan still misses the target; the one that
  * came closest is remembered for try_multitree_chunks. */
+static int multitree_round(const mc_plan_t *plan, const best_t *best)
+{
+    return last_round(plan, best) || best->full > MULTITREE_FAR * plan->stats.lower_bound_s;
+}
+
 static mc_status_t try_multitree(mc_plan_t *plan, best_t *best)
 {
     int nics = mc_topology_nics_per_host(plan->topo), ks[] = {4, 8, 16, nics};
     mc_status_t s = MC_OK;
-    for (int i = 0; i < 4 && !s && last_round(plan, best); i++) {
+    for (int i = 0; i < 4 && !s && multitree_round(plan, best); i++) {
         if (ks[i] < 2 || (i == 3 && (nics == 4 || nics == 8 || nics == 16)))
             continue;
         mc_plan_t alt;
@@ -2218,7 +2231,7 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
     /* multi-trees over hosts, last of all, under the same conditions and where some piece
      * goes from few holder hosts to many (multitree.c) */
     double before_tree = best.full;
-    if (!s && multitree_differs(plan) && last_round(plan, &best))
+    if (!s && multitree_differs(plan) && multitree_round(plan, &best))
         s = try_multitree(plan, &best);
     if (!s && best.full < before_tree && best.full > REFINE_ABOVE_FLOOR * floor)
         s = try_matchings(plan, &best);

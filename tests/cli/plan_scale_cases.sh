@@ -144,6 +144,13 @@ cases=(
     "g0199 of seed 6 at 128 hosts|multi-trees' chunks grown by the chunk cap|1.15|--topology p3.8xlarge --hosts 120 --dtype bf16 --shape 8192,8192 --src-mesh 8x4 --src-spec RS1 --src-devices 436-467 --dst-mesh 104x4 --dst-spec RR --dst-devices 4-419"
     "g0104 of seed 8 at 128 hosts|multi-trees' chunks grown by the chunk cap|1.20|--topology dgx-h100 --hosts 96 --dtype bf16 --shape 512,2048,1024 --src-mesh 1x8 --src-spec S0S1R --src-devices 752-759 --dst-mesh 51x8 --dst-spec RRR --dst-devices 328-735"
     "g0228 of seed 4 on dgx-h100-rails|multi-trees' chunks grown by the chunk cap|1.30|--topology dgx-h100-rails --hosts 40 --dtype bf16 --shape 512,131072,128 --src-mesh 2x8 --src-spec S1RR --src-devices 304-319 --dst-mesh 37x8 --dst-spec RRR --dst-devices 8-303"
+    # the same broadcast on 16-device hosts (16 GiB from 2 hosts to 37): the first candidates
+    # spent the work budget, so multi-trees were never tried, and host scatter's chains of one
+    # 67 MB chunk per message through the hosts kept 3.730 of the bound; multi-trees for a plan
+    # still 2x above the bound whatever the budget: 16 trees 1.952
+    "g0222 of seed 4 on gb16|multi-trees skipped by a spent budget|2.00|--topology SRC/benchmarks/results/scale/unseen-profiles/gb16.topo --hosts 40 --dtype bf16 --shape 512,131072,128 --src-mesh 2x16 --src-spec S1RR --src-devices 608-639 --dst-mesh 37x16 --dst-spec RRR --dst-devices 16-607"
+    # the same, 8 GiB from 5 hosts to 12: 2.008 -> 1.160
+    "g0047 of seed 1 on gb16|multi-trees skipped by a spent budget|1.20|--topology SRC/benchmarks/results/scale/unseen-profiles/gb16.topo --hosts 22 --dtype bf16 --shape 524288,8192 --src-mesh 5x16 --src-spec S1S0 --src-devices 272-351 --dst-mesh 12x16 --dst-spec RR --dst-devices 64-255"
 )
 
 for line in "${cases[@]}"; do
