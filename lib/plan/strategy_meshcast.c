@@ -1884,14 +1884,16 @@ static mc_status_t build_multitree(const mc_plan_t *plan, int k, int64_t max_chu
     return s ? s : mc_plan_set_chunks(alt);
 }
 
-/* Multi-trees of 4, 8 and 16 stripes per piece, and as many as the hosts' NICs, each kept
- * if the simulator finds it faster, while the plan still misses the target; the one that
- * came closest is remembered for try_multitree_chunks. */
+/* Whether the multi-trees are tried (again): the last rounds' conditions, or the plan still
+ * MULTITREE_FAR times the bound. */
 static int multitree_round(const mc_plan_t *plan, const best_t *best)
 {
     return last_round(plan, best) || best->full > MULTITREE_FAR * plan->stats.lower_bound_s;
 }
 
+/* Multi-trees of 4, 8 and 16 stripes per piece, and as many as the hosts' NICs, each kept
+ * if the simulator finds it faster, while the plan still misses the target; the one that
+ * came closest is remembered for try_multitree_chunks. */
 static mc_status_t try_multitree(mc_plan_t *plan, best_t *best)
 {
     int nics = mc_topology_nics_per_host(plan->topo), ks[] = {4, 8, 16, nics};
