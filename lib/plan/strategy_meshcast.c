@@ -2230,8 +2230,9 @@ mc_status_t mc_strategy_meshcast(mc_plan_t *plan)
         s = try_equal_stripes(plan, &best);
     if (!s && best.full < before_equal && best.full > REFINE_ABOVE_FLOOR * floor)
         s = try_matchings(plan, &best);
-    /* multi-trees over hosts, last of all, under the same conditions and where some piece
-     * goes from few holder hosts to many (multitree.c) */
+    /* multi-trees over hosts, last of all, under the same conditions or while the plan is
+     * still MULTITREE_FAR times the bound, and where some piece goes from few holder hosts to
+     * many (multitree.c) */
     double before_tree = best.full;
     if (!s && multitree_differs(plan) && multitree_round(plan, &best))
         s = try_multitree(plan, &best);
