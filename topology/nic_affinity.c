@@ -7,13 +7,6 @@
 #include "topology_internal.h"
 #include "util/util.h"
 
-double mc_topology_nic_extra_latency(const mc_topology_t *topo, int64_t a, int64_t b)
-{
-    if (!topo->nic_rails || mc_topology_nic_index(topo, a) == mc_topology_nic_index(topo, b))
-        return 0;
-    return topo->nic_latency;
-}
-
 /* One entry of the map: a non-negative decimal integer below INT_MAX. */
 static int parse_index(const char *tok, int *out)
 {

@@ -94,8 +94,14 @@ static inline int64_t mc_topology_nic_port(const mc_topology_t *topo, int64_t d)
     return mc_host_of(topo, d) * mc_topology_nic_ports(topo) + (i > 0 ? i : 0);
 }
 /* Extra latency of a NIC transfer from device a to device b: on a rail-optimized cluster
- * a transfer between NICs on different rails crosses the spine, one more NIC latency. */
-double mc_topology_nic_extra_latency(const mc_topology_t *topo, int64_t a, int64_t b);
+ * a transfer between NICs on different rails crosses the spine, one more NIC latency.
+ * Inline: the rails' loops ask it per NIC pair. */
+static inline double mc_topology_nic_extra_latency(const mc_topology_t *topo, int64_t a, int64_t b)
+{
+    if (!topo->nic_rails || mc_topology_nic_index(topo, a) == mc_topology_nic_index(topo, b))
+        return 0;
+    return topo->nic_latency;
+}
 /* Parses the rest of a 'nic-affinity map=N,N,... [rails]' line into t; on failure writes
  * the reason (without location) to why and returns -1. */
 int mc_nic_affinity_parse(char **save, mc_topology_t *t, char *why, size_t n);

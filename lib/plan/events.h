@@ -6,6 +6,7 @@
 #define MC_EVENTS_H
 
 #include <stdint.h>
+#include <string.h>
 #include "meshcast/status.h"
 
 typedef struct { /* 16 bytes: redistributions move them */
@@ -30,10 +31,57 @@ typedef struct {
     mc_event_bucket_t bucket[65];
 } mc_events_t;
 
+mc_status_t mc_events_grow(mc_events_t *q, int b); /* bucket b is full: grows it */
+mc_status_t mc_events_refill(mc_events_t *q);      /* bucket 0 is spent: refills it */
+
+/* Push and pop are inline, their slow paths not: the simulator pops and pushes an event or
+ * two per chunk transfer (inline, the slowest rails plans take 3% fewer instructions). */
+static inline uint64_t mc_events_bits(double t)
+{
+    uint64_t k;
+    memcpy(&k, &t, sizeof k);
+    return k;
+}
+
+/* Which bucket time bits k belong to, relative to the last popped time's. */
+static inline int mc_events_bucket_of(uint64_t k, uint64_t last)
+{
+    return k == last ? 0 : 64 - __builtin_clzll(k ^ last);
+}
+
+static inline mc_status_t mc_events_append(mc_events_t *q, int b, mc_event_t ev)
+{
+    mc_event_bucket_t *bk = &q->bucket[b];
+    mc_status_t s;
+    if (bk->n == bk->cap && (s = mc_events_grow(q, b)))
+        return s;
+    bk->items[bk->n++] = ev;
+    if (b > 0)
+        q->used |= 1ull << (b - 1);
+    return MC_OK;
+}
+
 /* t must be no earlier than the last popped event's time (and not NaN). */
-mc_status_t mc_events_push(mc_events_t *q, double t, int64_t a);
+static inline mc_status_t mc_events_push(mc_events_t *q, double t, int64_t a)
+{
+    t += 0.0; /* -0.0 becomes 0.0: the two are one time */
+    mc_status_t s =
+        mc_events_append(q, mc_events_bucket_of(mc_events_bits(t), q->last), (mc_event_t){t, a});
+    if (!s)
+        q->n++;
+    return s;
+}
+
 /* Removes the earliest event (the first pushed among equal times) into *ev; q->n > 0. */
-mc_status_t mc_events_pop(mc_events_t *q, mc_event_t *ev);
+static inline mc_status_t mc_events_pop(mc_events_t *q, mc_event_t *ev)
+{
+    mc_status_t s;
+    if (q->head == q->bucket[0].n && (s = mc_events_refill(q)))
+        return s;
+    *ev = q->bucket[0].items[q->head++];
+    q->n--;
+    return MC_OK;
+}
 /* Empties q, keeping its buckets' memory. */
 void mc_events_clear(mc_events_t *q);
 void mc_events_free(mc_events_t *q);
